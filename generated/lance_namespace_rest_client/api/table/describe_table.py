@@ -1,0 +1,284 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.describe_table_request import DescribeTableRequest
+from ...models.describe_table_response import DescribeTableResponse
+from ...models.error_response import ErrorResponse
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    id: str,
+    *,
+    body: DescribeTableRequest,
+    delimiter: str | Unset = UNSET,
+    with_table_uri: bool | Unset = UNSET,
+    load_detailed_metadata: bool | Unset = UNSET,
+    check_declared: bool | Unset = UNSET,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    params: dict[str, Any] = {}
+
+    params["delimiter"] = delimiter
+
+    params["with_table_uri"] = with_table_uri
+
+    params["load_detailed_metadata"] = load_detailed_metadata
+
+    params["check_declared"] = check_declared
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/table/{id}/describe".format(
+            id=quote(str(id), safe=""),
+        ),
+        "params": params,
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> DescribeTableResponse | ErrorResponse | None:
+    if response.status_code == 200:
+        response_200 = DescribeTableResponse.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = ErrorResponse.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorResponse.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorResponse.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorResponse.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 503:
+        response_503 = ErrorResponse.from_dict(response.json())
+
+        return response_503
+
+    if 500 <= response.status_code <= 599:
+        response_5xx = ErrorResponse.from_dict(response.json())
+
+        return response_5xx
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[DescribeTableResponse | ErrorResponse]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: DescribeTableRequest,
+    delimiter: str | Unset = UNSET,
+    with_table_uri: bool | Unset = UNSET,
+    load_detailed_metadata: bool | Unset = UNSET,
+    check_declared: bool | Unset = UNSET,
+) -> Response[DescribeTableResponse | ErrorResponse]:
+    """Describe a table
+
+     Returns the details of table `id`. The `with_table_uri`, `load_detailed_metadata` and
+    `check_declared` options are sent as query parameters rather than body fields.
+
+    Args:
+        id (str):
+        delimiter (str | Unset):
+        with_table_uri (bool | Unset):
+        load_detailed_metadata (bool | Unset):
+        check_declared (bool | Unset):
+        body (DescribeTableRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[DescribeTableResponse | ErrorResponse]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        body=body,
+        delimiter=delimiter,
+        with_table_uri=with_table_uri,
+        load_detailed_metadata=load_detailed_metadata,
+        check_declared=check_declared,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: DescribeTableRequest,
+    delimiter: str | Unset = UNSET,
+    with_table_uri: bool | Unset = UNSET,
+    load_detailed_metadata: bool | Unset = UNSET,
+    check_declared: bool | Unset = UNSET,
+) -> DescribeTableResponse | ErrorResponse | None:
+    """Describe a table
+
+     Returns the details of table `id`. The `with_table_uri`, `load_detailed_metadata` and
+    `check_declared` options are sent as query parameters rather than body fields.
+
+    Args:
+        id (str):
+        delimiter (str | Unset):
+        with_table_uri (bool | Unset):
+        load_detailed_metadata (bool | Unset):
+        check_declared (bool | Unset):
+        body (DescribeTableRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        DescribeTableResponse | ErrorResponse
+    """
+
+    return sync_detailed(
+        id=id,
+        client=client,
+        body=body,
+        delimiter=delimiter,
+        with_table_uri=with_table_uri,
+        load_detailed_metadata=load_detailed_metadata,
+        check_declared=check_declared,
+    ).parsed
+
+
+async def asyncio_detailed(
+    id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: DescribeTableRequest,
+    delimiter: str | Unset = UNSET,
+    with_table_uri: bool | Unset = UNSET,
+    load_detailed_metadata: bool | Unset = UNSET,
+    check_declared: bool | Unset = UNSET,
+) -> Response[DescribeTableResponse | ErrorResponse]:
+    """Describe a table
+
+     Returns the details of table `id`. The `with_table_uri`, `load_detailed_metadata` and
+    `check_declared` options are sent as query parameters rather than body fields.
+
+    Args:
+        id (str):
+        delimiter (str | Unset):
+        with_table_uri (bool | Unset):
+        load_detailed_metadata (bool | Unset):
+        check_declared (bool | Unset):
+        body (DescribeTableRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[DescribeTableResponse | ErrorResponse]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        body=body,
+        delimiter=delimiter,
+        with_table_uri=with_table_uri,
+        load_detailed_metadata=load_detailed_metadata,
+        check_declared=check_declared,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: DescribeTableRequest,
+    delimiter: str | Unset = UNSET,
+    with_table_uri: bool | Unset = UNSET,
+    load_detailed_metadata: bool | Unset = UNSET,
+    check_declared: bool | Unset = UNSET,
+) -> DescribeTableResponse | ErrorResponse | None:
+    """Describe a table
+
+     Returns the details of table `id`. The `with_table_uri`, `load_detailed_metadata` and
+    `check_declared` options are sent as query parameters rather than body fields.
+
+    Args:
+        id (str):
+        delimiter (str | Unset):
+        with_table_uri (bool | Unset):
+        load_detailed_metadata (bool | Unset):
+        check_declared (bool | Unset):
+        body (DescribeTableRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        DescribeTableResponse | ErrorResponse
+    """
+
+    return (
+        await asyncio_detailed(
+            id=id,
+            client=client,
+            body=body,
+            delimiter=delimiter,
+            with_table_uri=with_table_uri,
+            load_detailed_metadata=load_detailed_metadata,
+            check_declared=check_declared,
+        )
+    ).parsed

@@ -1,0 +1,265 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error_response import ErrorResponse
+from ...models.list_tables_response import ListTablesResponse
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    *,
+    delimiter: str | Unset = UNSET,
+    page_token: None | str | Unset = UNSET,
+    limit: int | None | Unset = UNSET,
+    include_declared: bool | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["delimiter"] = delimiter
+
+    json_page_token: None | str | Unset
+    if isinstance(page_token, Unset):
+        json_page_token = UNSET
+    else:
+        json_page_token = page_token
+    params["page_token"] = json_page_token
+
+    json_limit: int | None | Unset
+    if isinstance(limit, Unset):
+        json_limit = UNSET
+    else:
+        json_limit = limit
+    params["limit"] = json_limit
+
+    params["include_declared"] = include_declared
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/table",
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ErrorResponse | ListTablesResponse | None:
+    if response.status_code == 200:
+        response_200 = ListTablesResponse.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = ErrorResponse.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorResponse.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorResponse.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 503:
+        response_503 = ErrorResponse.from_dict(response.json())
+
+        return response_503
+
+    if 500 <= response.status_code <= 599:
+        response_5xx = ErrorResponse.from_dict(response.json())
+
+        return response_5xx
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ErrorResponse | ListTablesResponse]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    delimiter: str | Unset = UNSET,
+    page_token: None | str | Unset = UNSET,
+    limit: int | None | Unset = UNSET,
+    include_declared: bool | Unset = UNSET,
+) -> Response[ErrorResponse | ListTablesResponse]:
+    """List every table
+
+     Lists all tables of all namespaces, each as its full string identifier. There is no request body:
+    the fields of `ListAllTablesRequest` travel as the `page_token` / `limit` / `delimiter` /
+    `include_declared` query parameters.
+
+    Args:
+        delimiter (str | Unset):
+        page_token (None | str | Unset): Opaque continuation token of a paginated listing. A
+            response carries one when more items remain; pass it back unchanged to get the next page.
+            A null, missing or empty token in a response means the listing is complete.
+        limit (int | None | Unset): Inclusive upper bound on the number of items in one page.
+        include_declared (bool | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorResponse | ListTablesResponse]
+    """
+
+    kwargs = _get_kwargs(
+        delimiter=delimiter,
+        page_token=page_token,
+        limit=limit,
+        include_declared=include_declared,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    delimiter: str | Unset = UNSET,
+    page_token: None | str | Unset = UNSET,
+    limit: int | None | Unset = UNSET,
+    include_declared: bool | Unset = UNSET,
+) -> ErrorResponse | ListTablesResponse | None:
+    """List every table
+
+     Lists all tables of all namespaces, each as its full string identifier. There is no request body:
+    the fields of `ListAllTablesRequest` travel as the `page_token` / `limit` / `delimiter` /
+    `include_declared` query parameters.
+
+    Args:
+        delimiter (str | Unset):
+        page_token (None | str | Unset): Opaque continuation token of a paginated listing. A
+            response carries one when more items remain; pass it back unchanged to get the next page.
+            A null, missing or empty token in a response means the listing is complete.
+        limit (int | None | Unset): Inclusive upper bound on the number of items in one page.
+        include_declared (bool | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorResponse | ListTablesResponse
+    """
+
+    return sync_detailed(
+        client=client,
+        delimiter=delimiter,
+        page_token=page_token,
+        limit=limit,
+        include_declared=include_declared,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    delimiter: str | Unset = UNSET,
+    page_token: None | str | Unset = UNSET,
+    limit: int | None | Unset = UNSET,
+    include_declared: bool | Unset = UNSET,
+) -> Response[ErrorResponse | ListTablesResponse]:
+    """List every table
+
+     Lists all tables of all namespaces, each as its full string identifier. There is no request body:
+    the fields of `ListAllTablesRequest` travel as the `page_token` / `limit` / `delimiter` /
+    `include_declared` query parameters.
+
+    Args:
+        delimiter (str | Unset):
+        page_token (None | str | Unset): Opaque continuation token of a paginated listing. A
+            response carries one when more items remain; pass it back unchanged to get the next page.
+            A null, missing or empty token in a response means the listing is complete.
+        limit (int | None | Unset): Inclusive upper bound on the number of items in one page.
+        include_declared (bool | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorResponse | ListTablesResponse]
+    """
+
+    kwargs = _get_kwargs(
+        delimiter=delimiter,
+        page_token=page_token,
+        limit=limit,
+        include_declared=include_declared,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    delimiter: str | Unset = UNSET,
+    page_token: None | str | Unset = UNSET,
+    limit: int | None | Unset = UNSET,
+    include_declared: bool | Unset = UNSET,
+) -> ErrorResponse | ListTablesResponse | None:
+    """List every table
+
+     Lists all tables of all namespaces, each as its full string identifier. There is no request body:
+    the fields of `ListAllTablesRequest` travel as the `page_token` / `limit` / `delimiter` /
+    `include_declared` query parameters.
+
+    Args:
+        delimiter (str | Unset):
+        page_token (None | str | Unset): Opaque continuation token of a paginated listing. A
+            response carries one when more items remain; pass it back unchanged to get the next page.
+            A null, missing or empty token in a response means the listing is complete.
+        limit (int | None | Unset): Inclusive upper bound on the number of items in one page.
+        include_declared (bool | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorResponse | ListTablesResponse
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            delimiter=delimiter,
+            page_token=page_token,
+            limit=limit,
+            include_declared=include_declared,
+        )
+    ).parsed

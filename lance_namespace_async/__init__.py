@@ -1,0 +1,74 @@
+"""lance-namespace-async: the async-first client for the Lance Namespace specification.
+
+    async with lance_namespace_async.connect("dir", {"root": "/data/lance"}) as ns:
+        tables = await ns.list_tables(ListTablesRequest(id=["team"]))
+
+``connect_sync`` gives the same backends to blocking code (and to pylance as a
+``namespace_client``); ``crawl`` walks a whole catalog concurrently. Names are
+imported on first use, so ``import lance_namespace_async`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from . import errors, models
+    from ._base import OPERATIONS, AsyncLanceNamespace
+    from ._crawl import CrawledTable, crawl
+    from ._identifiers import join_identifier, parse_identifier
+    from ._registry import available_impls, connect, register_impl
+    from ._sync import SyncLanceNamespace, connect_sync
+    from .errors import LanceNamespaceError
+
+__version__ = "0.1.0"
+
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "connect": ("._registry", "connect"),
+    "register_impl": ("._registry", "register_impl"),
+    "available_impls": ("._registry", "available_impls"),
+    "connect_sync": ("._sync", "connect_sync"),
+    "SyncLanceNamespace": ("._sync", "SyncLanceNamespace"),
+    "AsyncLanceNamespace": ("._base", "AsyncLanceNamespace"),
+    "OPERATIONS": ("._base", "OPERATIONS"),
+    "crawl": ("._crawl", "crawl"),
+    "CrawledTable": ("._crawl", "CrawledTable"),
+    "parse_identifier": ("._identifiers", "parse_identifier"),
+    "join_identifier": ("._identifiers", "join_identifier"),
+    "LanceNamespaceError": (".errors", "LanceNamespaceError"),
+    "errors": (".errors", None),
+    "models": (".models", None),
+}
+
+__all__ = [
+    "OPERATIONS",
+    "AsyncLanceNamespace",
+    "CrawledTable",
+    "LanceNamespaceError",
+    "SyncLanceNamespace",
+    "available_impls",
+    "connect",
+    "connect_sync",
+    "crawl",
+    "errors",
+    "join_identifier",
+    "models",
+    "parse_identifier",
+    "register_impl",
+]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module_name, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    module = importlib.import_module(module_name, __name__)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

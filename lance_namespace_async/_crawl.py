@@ -1,0 +1,194 @@
+"""``crawl()``: every table below a namespace, concurrently, in bounded memory.
+
+Listing a catalog is a tree walk whose cost is round trips, so the walk runs
+``concurrency`` calls at once. Memory stays flat however large the catalog:
+listings go page by page, describing the tables of a page is preferred over
+listing the next page, and results leave through a bounded channel, so a slow
+consumer pauses the workers instead of letting results pile up.
+
+Use ``contextlib.aclosing`` when you may stop early, so the workers are
+cancelled in your task::
+
+    async with aclosing(crawl(ns, describe=True)) as tables:
+        async for table in tables:
+            ...
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING
+
+import anyio
+import attrs
+from anyio.abc import ObjectSendStream
+
+from . import errors
+from ._identifiers import Identifier, validate_identifier
+from ._paging import token_of
+
+if TYPE_CHECKING:
+    from ._base import AsyncLanceNamespace
+    from .models import DescribeTableResponse
+
+__all__ = ["CrawledTable", "crawl"]
+
+
+@attrs.frozen
+class CrawledTable:
+    """One table found by the crawler; ``description`` is set with ``describe=True``."""
+
+    id: Identifier
+    description: DescribeTableResponse | None = None
+
+    @property
+    def namespace(self) -> Identifier:
+        return self.id[:-1]
+
+    @property
+    def name(self) -> str:
+        return self.id[-1]
+
+
+_Job = Callable[[], Awaitable[None]]
+
+
+class _Walk:
+    def __init__(
+        self,
+        ns: AsyncLanceNamespace,
+        send: ObjectSendStream[CrawledTable],
+        *,
+        describe: bool,
+        page_size: int | None,
+    ) -> None:
+        self.ns = ns
+        self.send = send
+        self.describe = describe
+        self.page_size = page_size
+        self.tables: deque[_Job] = deque()
+        self.listings: deque[_Job] = deque()
+        self.active = 0
+        self.changed = anyio.Condition()
+
+    async def push(self, job: _Job, *, urgent: bool) -> None:
+        async with self.changed:
+            (self.tables if urgent else self.listings).append(job)
+            self.changed.notify()
+
+    async def worker(self) -> None:
+        while True:
+            async with self.changed:
+                while not (self.tables or self.listings):
+                    if self.active == 0:
+                        self.changed.notify_all()
+                        return
+                    await self.changed.wait()
+                job = self.tables.popleft() if self.tables else self.listings.popleft()
+                self.active += 1
+            try:
+                await job()
+            finally:
+                async with self.changed:
+                    self.active -= 1
+                    self.changed.notify_all()
+
+    async def start(self, root: Identifier) -> None:
+        await self.push(lambda: self.list_namespaces(root, None, is_root=True), urgent=False)
+        await self.push(lambda: self.list_tables(root, None, is_root=True), urgent=False)
+
+    async def list_namespaces(self, parent: Identifier, token: str | None, is_root: bool) -> None:
+        request: dict[str, object] = {"id": list(parent)}
+        if token:
+            request["page_token"] = token
+        if self.page_size:
+            request["limit"] = self.page_size
+        try:
+            response = await self.ns.list_namespaces(request)  # type: ignore[arg-type]
+        except errors.UnsupportedOperationError:
+            return
+        except errors.NamespaceNotFoundError:
+            if is_root:
+                raise
+            return  # dropped while we walked
+        for name in response.namespaces:
+            child = (*parent, name)
+            await self.push(lambda c=child: self.list_namespaces(c, None, False), urgent=False)
+            await self.push(lambda c=child: self.list_tables(c, None, False), urgent=False)
+        next_token = token_of(response.page_token)
+        if next_token:
+            await self.push(
+                lambda: self.list_namespaces(parent, next_token, is_root), urgent=False
+            )
+
+    async def list_tables(self, namespace: Identifier, token: str | None, is_root: bool) -> None:
+        request: dict[str, object] = {"id": list(namespace)}
+        if token:
+            request["page_token"] = token
+        if self.page_size:
+            request["limit"] = self.page_size
+        try:
+            response = await self.ns.list_tables(request)  # type: ignore[arg-type]
+        except errors.UnsupportedOperationError:
+            return
+        except errors.NamespaceNotFoundError:
+            if is_root:
+                raise
+            return
+        next_token = token_of(response.page_token)
+        if next_token:
+            await self.push(
+                lambda: self.list_tables(namespace, next_token, is_root), urgent=False
+            )
+        for name in response.tables:
+            table = (*namespace, name)
+            if self.describe:
+                await self.push(lambda t=table: self.describe_one(t), urgent=True)
+            else:
+                await self.send.send(CrawledTable(table))
+
+    async def describe_one(self, table: Identifier) -> None:
+        try:
+            description = await self.ns.describe_table({"id": list(table)})  # type: ignore[arg-type]
+        except errors.TableNotFoundError:
+            return  # dropped while we walked
+        await self.send.send(CrawledTable(table, description))
+
+
+async def crawl(
+    ns: AsyncLanceNamespace,
+    root: Sequence[str] = (),
+    *,
+    concurrency: int = 64,
+    describe: bool = False,
+    page_size: int | None = 1000,
+) -> AsyncIterator[CrawledTable]:
+    """Yield every table under ``root``, following child namespaces and every page.
+
+    Tables come in no particular order. Objects dropped while the walk is under
+    way are skipped; a missing ``root`` raises ``NamespaceNotFoundError``.
+    """
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise errors.InvalidInputError("concurrency must be an integer >= 1")
+    if page_size is not None and (isinstance(page_size, bool) or page_size < 1):
+        raise errors.InvalidInputError("page_size must be None or an integer >= 1")
+    start = validate_identifier(list(root), delimiter="", what="crawl root")
+    send, receive = anyio.create_memory_object_stream[CrawledTable](max_buffer_size=concurrency)
+    walk = _Walk(ns, send, describe=describe, page_size=page_size)
+
+    async def run() -> None:
+        async with send:
+            await walk.start(start)
+            async with anyio.create_task_group() as workers:
+                for _ in range(concurrency):
+                    workers.start_soon(walk.worker)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        try:
+            async with receive:
+                async for table in receive:
+                    yield table
+        finally:
+            group.cancel_scope.cancel()

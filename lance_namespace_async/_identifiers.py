@@ -1,0 +1,110 @@
+"""Object identifiers: list <-> string, and the names a backend may accept.
+
+An identifier is the list of object names below the root namespace (seed 002);
+the root itself is the empty list. Its string form joins the names with a
+delimiter (``$`` on the REST wire, ``.`` for people). Validation happens here,
+once, before any backend touches a catalog or storage, so bad names are an
+``InvalidInputError`` that changes nothing.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+
+from .errors import InvalidInputError
+
+__all__ = [
+    "DEFAULT_DELIMITER",
+    "Identifier",
+    "join_identifier",
+    "parse_identifier",
+    "validate_identifier",
+    "validate_name",
+]
+
+DEFAULT_DELIMITER = "$"
+
+Identifier = tuple[str, ...]
+
+_PATH_SEPARATORS = ("/", "\\")
+
+
+def _has_control_character(name: str) -> bool:
+    return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in name)
+
+
+def validate_name(
+    name: str,
+    *,
+    delimiter: str = DEFAULT_DELIMITER,
+    storage_backed: bool = False,
+    what: str = "name",
+) -> str:
+    """Check one object name; return it unchanged or raise InvalidInputError.
+
+    ``storage_backed`` names become path segments (directory backend, default
+    table locations), so path separators and the dot segments are refused to
+    keep every object inside its root.
+    """
+    if not isinstance(name, str):
+        raise InvalidInputError(f"{what} must be a string, got {type(name).__name__}")
+    if name == "":
+        raise InvalidInputError(f"{what} must not be empty")
+    if delimiter and delimiter in name:
+        raise InvalidInputError(f"{what} {name!r} must not contain the delimiter {delimiter!r}")
+    if _has_control_character(name):
+        raise InvalidInputError(f"{what} {name!r} must not contain control characters")
+    if storage_backed:
+        if name in (".", ".."):
+            raise InvalidInputError(f"{what} {name!r} is not allowed")
+        if any(sep in name for sep in _PATH_SEPARATORS):
+            raise InvalidInputError(f"{what} {name!r} must not contain a path separator")
+        if ":" in name:
+            raise InvalidInputError(f"{what} {name!r} must not contain ':'")
+    return name
+
+
+def validate_identifier(
+    parts: Sequence[str] | None,
+    *,
+    delimiter: str = DEFAULT_DELIMITER,
+    storage_backed: bool = False,
+    allow_root: bool = True,
+    what: str = "identifier",
+) -> Identifier:
+    """Validate every name of an identifier and return it as a tuple."""
+    if parts is None:
+        parts = ()
+    if isinstance(parts, str):
+        raise InvalidInputError(f"{what} must be a list of names, got a string {parts!r}")
+    result = tuple(
+        validate_name(p, delimiter=delimiter, storage_backed=storage_backed, what=f"{what} part")
+        for p in parts
+    )
+    if not result and not allow_root:
+        raise InvalidInputError(f"{what} must not be empty")
+    return result
+
+
+def parse_identifier(
+    value: str | Sequence[str] | None,
+    delimiter: str = DEFAULT_DELIMITER,
+) -> Identifier:
+    """Turn a string or list identifier into a validated tuple.
+
+    The empty string, ``None`` and the bare delimiter all name the root
+    namespace, as the REST protocol addresses it (``/v1/namespace/$/list``).
+    """
+    if not delimiter:
+        raise InvalidInputError("delimiter must not be empty")
+    if value is None or value == "" or value == delimiter:
+        return ()
+    if isinstance(value, str):
+        return validate_identifier(value.split(delimiter), delimiter=delimiter)
+    return validate_identifier(value, delimiter=delimiter)
+
+
+def join_identifier(parts: Sequence[str], delimiter: str = DEFAULT_DELIMITER) -> str:
+    """The string form of an identifier; the root is the empty string."""
+    return delimiter.join(parts)

@@ -1,0 +1,223 @@
+"""The sync facade: the async backends driven from blocking code.
+
+A :class:`SyncLanceNamespace` owns an anyio ``BlockingPortal``: one event loop
+on a background thread running the very same async backend, not a second copy
+of it. Any number of threads may call it at once, including a thread that
+already runs an event loop (a notebook cell), because the work always happens
+on the portal's own loop.
+
+It is a ``lance_namespace.LanceNamespace``, so pylance accepts it as
+``namespace_client``: when pylance passes its own pydantic request models, the
+answer comes back as pylance's response model, and errors are also instances
+of ``lance_namespace``'s error classes. Pickling carries the impl and the
+properties only; the unpickled copy (a Spark executor) connects anew.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from contextlib import ExitStack
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+import lance_namespace
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from . import errors
+from ._base import OPERATIONS, AsyncLanceNamespace
+from ._registry import resolve_impl
+
+if TYPE_CHECKING:
+    from .models import (
+        CreateNamespaceResponse,
+        DeclareTableResponse,
+        DeregisterTableResponse,
+        DescribeNamespaceResponse,
+        DescribeTableResponse,
+        DropNamespaceResponse,
+        DropTableResponse,
+        ListNamespacesResponse,
+        ListTablesResponse,
+        ListTableVersionsResponse,
+        NamespaceExistsResponse,
+        RegisterTableResponse,
+        RenameTableResponse,
+        RestoreTableResponse,
+        TableExistsResponse,
+    )
+
+__all__ = ["SyncLanceNamespace", "connect_sync"]
+
+_PEER_MODEL_MODULE = "lance_namespace_urllib3_client"
+_compat_classes: dict[type[errors.LanceNamespaceError], type[errors.LanceNamespaceError]] = {}
+_compat_lock = threading.Lock()
+
+
+def _compat_error(exc: errors.LanceNamespaceError) -> errors.LanceNamespaceError:
+    """The same error, also an instance of lance_namespace's class for its code.
+
+    pylance and lance_namespace users catch ``lance_namespace.TableNotFoundError``;
+    our users catch ours. One object satisfies both.
+    """
+    cls = type(exc)
+    with _compat_lock:
+        compat = _compat_classes.get(cls)
+        if compat is None:
+            peer = lance_namespace.errors.from_error_code(exc.code, "").__class__
+            compat = type(cls.__name__, (cls, peer), {"__module__": cls.__module__})
+            _compat_classes[cls] = compat
+    twin = compat(exc.message, detail=exc.detail, instance=exc.instance)
+    twin.code = exc.code  # type: ignore[misc]
+    return twin
+
+
+def _peer_response(result: Any) -> Any:
+    """Our generated response model as the lance_namespace (pydantic) model."""
+    peer = getattr(lance_namespace, type(result).__name__, None)
+    if peer is None:
+        return result
+    return peer.from_dict(result.to_dict())
+
+
+class SyncLanceNamespace(lance_namespace.LanceNamespace):  # type: ignore[misc]
+    """Blocking twin of an async backend, accepted by pylance as a namespace client."""
+
+    def __init__(self, impl: str, properties: Mapping[str, str] | None = None) -> None:
+        self._impl = impl
+        self._properties = dict(properties or {})
+        self._namespace: AsyncLanceNamespace = resolve_impl(impl).from_properties(
+            self._properties
+        )
+        self._portal: BlockingPortal | None = None
+        self._stack: ExitStack | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    @property
+    def async_namespace(self) -> AsyncLanceNamespace:
+        """The async backend this facade drives (use it only on the portal's loop)."""
+        return self._namespace
+
+    def _get_portal(self) -> BlockingPortal:
+        portal = self._portal
+        if portal is not None:
+            return portal
+        with self._lock:
+            if self._closed:
+                raise errors.InvalidInputError("this SyncLanceNamespace is closed")
+            if self._portal is None:
+                stack = ExitStack()
+                self._portal = stack.enter_context(start_blocking_portal())
+                self._stack = stack
+            return self._portal
+
+    def close(self) -> None:
+        """Close the backend and stop the portal thread; idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            portal, stack = self._portal, self._stack
+            self._portal = self._stack = None
+        if portal is not None and stack is not None:
+            try:
+                portal.call(self._namespace.aclose)
+            finally:
+                stack.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"impl": self._impl, "properties": self._properties}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["impl"], state["properties"])  # type: ignore[misc]
+
+    def namespace_id(self) -> str:
+        return self._namespace.namespace_id()
+
+    def __repr__(self) -> str:
+        return f"SyncLanceNamespace({self._namespace.namespace_id()})"
+
+    def list_operations(self) -> list[str]:
+        return self._namespace.list_operations()
+
+    # -- calls -----------------------------------------------------------------------
+
+    def _call(self, method: str, request: Any) -> Any:
+        coroutine: Callable[[Any], Any] = getattr(self._namespace, method)
+        try:
+            result = self._get_portal().call(coroutine, request)
+        except errors.LanceNamespaceError as exc:
+            raise _compat_error(exc) from None
+        if type(request).__module__.startswith(_PEER_MODEL_MODULE):
+            return _peer_response(result)
+        return result
+
+    def create_namespace(self, request: Any = None) -> CreateNamespaceResponse:
+        return self._call("create_namespace", request)  # type: ignore[no-any-return]
+
+    def list_namespaces(self, request: Any = None) -> ListNamespacesResponse:
+        return self._call("list_namespaces", request)  # type: ignore[no-any-return]
+
+    def describe_namespace(self, request: Any = None) -> DescribeNamespaceResponse:
+        return self._call("describe_namespace", request)  # type: ignore[no-any-return]
+
+    def drop_namespace(self, request: Any = None) -> DropNamespaceResponse:
+        return self._call("drop_namespace", request)  # type: ignore[no-any-return]
+
+    def namespace_exists(self, request: Any = None) -> NamespaceExistsResponse:
+        return self._call("namespace_exists", request)  # type: ignore[no-any-return]
+
+    def list_tables(self, request: Any = None) -> ListTablesResponse:
+        return self._call("list_tables", request)  # type: ignore[no-any-return]
+
+    def list_all_tables(self, request: Any = None) -> ListTablesResponse:
+        return self._call("list_all_tables", request)  # type: ignore[no-any-return]
+
+    def register_table(self, request: Any) -> RegisterTableResponse:
+        return self._call("register_table", request)  # type: ignore[no-any-return]
+
+    def describe_table(self, request: Any) -> DescribeTableResponse:
+        return self._call("describe_table", request)  # type: ignore[no-any-return]
+
+    def table_exists(self, request: Any) -> TableExistsResponse:
+        return self._call("table_exists", request)  # type: ignore[no-any-return]
+
+    def drop_table(self, request: Any) -> DropTableResponse:
+        return self._call("drop_table", request)  # type: ignore[no-any-return]
+
+    def deregister_table(self, request: Any) -> DeregisterTableResponse:
+        return self._call("deregister_table", request)  # type: ignore[no-any-return]
+
+    def restore_table(self, request: Any) -> RestoreTableResponse:
+        return self._call("restore_table", request)  # type: ignore[no-any-return]
+
+    def rename_table(self, request: Any) -> RenameTableResponse:
+        return self._call("rename_table", request)  # type: ignore[no-any-return]
+
+    def list_table_versions(self, request: Any) -> ListTableVersionsResponse:
+        return self._call("list_table_versions", request)  # type: ignore[no-any-return]
+
+    def declare_table(self, request: Any) -> DeclareTableResponse:
+        return self._call("declare_table", request)  # type: ignore[no-any-return]
+
+
+assert {op.method for op in OPERATIONS} <= set(vars(SyncLanceNamespace)), "facade misses an op"
+
+
+def connect_sync(impl: str, properties: Mapping[str, str] | None = None) -> SyncLanceNamespace:
+    """Blocking counterpart of :func:`connect`; close it or use it as a context manager."""
+    return SyncLanceNamespace(impl, properties)

@@ -1,0 +1,802 @@
+"""The directory namespace (seed 002, "Lance Directory Namespace").
+
+A namespace directory holds one sub-directory per table. Nested namespaces,
+properties and declared tables live in the ``__manifest`` Lance table at the
+root, exactly as pylance's own ``DirectoryNamespace`` keeps them, so a catalog
+written by either is fully usable by the other.
+
+This backend drives pylance's Rust implementation (the layout's reference) on
+bounded anyio worker threads and fixes, above it, what pylance 14.0.2 lacks:
+
+* CreateNamespace modes ExistOk and Overwrite;
+* DropNamespace mode Skip and behavior Cascade (children and their tables);
+* NamespaceNotFound when a parent namespace is missing (list, declare, register);
+* pagination of ListNamespaces and ListAllTables, and ListAllTables recursion;
+* RegisterTable of an absolute location (relative when inside the root);
+* DescribeTable ``load_detailed_metadata`` with stats; TableExists of a version;
+* RenameTable, including a move to another namespace;
+* DropTable deleting data, DeregisterTable never touching it.
+
+pylance resolves every manifest location against the root; a location we
+register outside the root is kept absolute and resolved here. Such a table is
+usable through this backend (and the sync facade given to pylance), not
+through pylance's own DirectoryNamespace.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from typing import Any, ClassVar, Self, TypeVar
+from urllib.parse import urlparse
+
+import anyio
+import anyio.to_thread
+import attrs
+
+from . import errors
+from ._arrow_json import json_arrow_schema
+from ._base import AsyncLanceNamespace
+from ._config import BackendConfig, parse_bool, parse_positive_int, prop
+from ._identifiers import Identifier, join_identifier, validate_identifier, validate_name
+from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
+from ._paging import check_limit, page_of, token_of
+from .models import (
+    CreateNamespaceRequest,
+    CreateNamespaceResponse,
+    DeclareTableRequest,
+    DeclareTableResponse,
+    DeregisterTableRequest,
+    DeregisterTableResponse,
+    DescribeNamespaceRequest,
+    DescribeNamespaceResponse,
+    DescribeTableRequest,
+    DescribeTableResponse,
+    DropNamespaceRequest,
+    DropNamespaceResponse,
+    DropTableRequest,
+    DropTableResponse,
+    ListAllTablesRequest,
+    ListNamespacesRequest,
+    ListNamespacesResponse,
+    ListTablesRequest,
+    ListTablesResponse,
+    ListTableVersionsRequest,
+    ListTableVersionsResponse,
+    NamespaceExistsRequest,
+    NamespaceExistsResponse,
+    RegisterTableRequest,
+    RegisterTableResponse,
+    RenameTableRequest,
+    RenameTableResponse,
+    RestoreTableRequest,
+    RestoreTableResponse,
+    TableExistsRequest,
+    TableExistsResponse,
+)
+
+__all__ = ["MANIFEST_DIR", "DirectoryConfig", "DirectoryNamespace"]
+
+T = TypeVar("T")
+
+MANIFEST_DIR = "__manifest"
+_MANIFEST_DELIMITER = "$"
+_RUST_SOURCE_SUFFIX = re.compile(r",\s*/home/runner/\S+?\.rs:\d+:\d+")
+_EMBEDDED_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/")
+
+
+@attrs.frozen
+class DirectoryConfig(BackendConfig):
+    """Properties of ``impl="dir"``, as pylance's DirectoryNamespace takes them."""
+
+    root: str = prop(doc="namespace directory: local path (relative to cwd) or URI")
+    manifest_enabled: bool = prop(default=True, parse=parse_bool)
+    dir_listing_enabled: bool = prop(default=True, parse=parse_bool)
+    inline_optimization_enabled: bool | None = prop(default=None, parse=parse_bool)
+    table_version_tracking_enabled: bool | None = prop(default=None, parse=parse_bool)
+    dir_listing_to_manifest_migration_enabled: bool | None = prop(default=None, parse=parse_bool)
+    storage: dict[str, str] = prop(prefix="storage.", secret=True)
+    credential_vendor: dict[str, str] = prop(prefix="credential_vendor.", secret=True)
+    worker_threads: int = prop(default=8, parse=parse_positive_int, doc="blocking-call threads")
+
+    def rust_properties(self, root: str) -> dict[str, str]:
+        """The map pylance's Rust DirectoryNamespace is built from."""
+        passed: dict[str, str] = {"root": root}
+        for key in (
+            "manifest_enabled",
+            "dir_listing_enabled",
+            "inline_optimization_enabled",
+            "table_version_tracking_enabled",
+            "dir_listing_to_manifest_migration_enabled",
+        ):
+            value = getattr(self, key)
+            if value is not None:
+                passed[key] = "true" if value else "false"
+        passed.update({f"storage.{k}": v for k, v in self.storage.items()})
+        passed.update({f"credential_vendor.{k}": v for k, v in self.credential_vendor.items()})
+        return passed
+
+
+def _absolute_root(root: str) -> str:
+    """The root as pylance resolves it: URIs as given, paths against the cwd."""
+    if root == "":
+        raise errors.InvalidInputError("configuration key 'root' must not be empty")
+    if "://" in root:
+        return root.rstrip("/")
+    return os.path.abspath(os.path.expanduser(root))
+
+
+def _is_absolute_location(location: str) -> bool:
+    return "://" in location or location.startswith("/") or bool(_EMBEDDED_SCHEME.match(location))
+
+
+def _local_path(location: str) -> str | None:
+    """The local filesystem path of a location, or None for an object store."""
+    if location.startswith("file:"):
+        parsed = urlparse(location)
+        return parsed.path
+    if "://" in location:
+        return None
+    return location
+
+
+def _translate(exc: BaseException) -> errors.LanceNamespaceError:
+    """Turn an exception of pylance or the OS into our typed error."""
+    if isinstance(exc, errors.LanceNamespaceError):
+        return exc
+    message = _RUST_SOURCE_SUFFIX.sub("", str(exc))
+    code = getattr(exc, "code", None)
+    if isinstance(code, int) and type(exc).__module__.startswith("lance_namespace"):
+        return errors.from_code(int(code), message)
+    if isinstance(exc, NotImplementedError):
+        return errors.UnsupportedOperationError(message)
+    if isinstance(exc, FileNotFoundError):
+        return errors.TableNotFoundError(message)
+    if isinstance(exc, PermissionError):
+        return errors.PermissionDeniedError(message)
+    return errors.InternalError(f"{type(exc).__name__}: {message}")
+
+
+def _str_map(value: Any) -> dict[str, str] | None:
+    if isinstance(value, dict):
+        return {str(k): str(v) for k, v in value.items()}
+    return None
+
+
+class DirectoryNamespace(AsyncLanceNamespace):
+    """``impl="dir"``: Lance tables in a directory, nested namespaces in its manifest."""
+
+    impl_name: ClassVar[str] = "dir"
+    config: DirectoryConfig
+
+    def __init__(self, config: DirectoryConfig) -> None:
+        super().__init__(config)
+        self.root = _absolute_root(config.root)
+        self.delimiter = _MANIFEST_DELIMITER
+        self._limiter = anyio.CapacityLimiter(config.worker_threads)
+        self._inner: Any = None
+        self._open_lock = anyio.Lock()
+        self._manifest_lock = anyio.Lock()
+
+    @classmethod
+    def from_properties(cls, properties: dict[str, str] | Any) -> Self:
+        return cls(DirectoryConfig.from_properties(properties))
+
+    def namespace_id(self) -> str:
+        return f"DirectoryNamespace(root={self.root!r})"
+
+    # -- plumbing --------------------------------------------------------------
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a blocking call on a bounded worker thread, with typed errors."""
+        try:
+            return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
+        except errors.LanceNamespaceError:
+            raise
+        except Exception as exc:
+            raise _translate(exc) from exc
+
+    async def _rust(self) -> Any:
+        if self._inner is None:
+            async with self._open_lock:
+                if self._inner is None:
+                    from lance.lance import PyDirectoryNamespace
+
+                    props = self.config.rust_properties(self.root)
+                    self._inner = await self._run(lambda: PyDirectoryNamespace(**props))
+        return self._inner
+
+    async def _call(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
+        inner = await self._rust()
+        result = await self._run(getattr(inner, method), body)
+        return dict(result or {})
+
+    def _namespace_id(self, value: Any, *, allow_root: bool = True) -> Identifier:
+        return validate_identifier(
+            value if isinstance(value, list) else None,
+            delimiter=self.delimiter,
+            storage_backed=True,
+            allow_root=allow_root,
+            what="namespace id",
+        )
+
+    def _table_id(self, value: Any) -> Identifier:
+        return validate_identifier(
+            value if isinstance(value, list) else None,
+            delimiter=self.delimiter,
+            storage_backed=True,
+            allow_root=False,
+            what="table id",
+        )
+
+    def _storage_options(self) -> dict[str, str] | None:
+        return dict(self.config.storage) or None
+
+    async def _require_namespace(self, namespace: Identifier) -> None:
+        if namespace:
+            await self._call("namespace_exists", {"id": list(namespace)})
+
+    # -- manifest access for what pylance has no call for ----------------------
+
+    def _manifest_uri(self) -> str:
+        return f"{self.root}/{MANIFEST_DIR}"
+
+    def _open_manifest(self) -> Any:
+        import lance
+
+        return lance.dataset(self._manifest_uri(), storage_options=self._storage_options())
+
+    @staticmethod
+    def _quote(value: str) -> str:
+        return "'" + value.replace("'", "''") + "'"
+
+    def _manifest_row(self, object_id: str) -> dict[str, Any] | None:
+        if not self.config.manifest_enabled:
+            return None
+        try:
+            manifest = self._open_manifest()
+        except (ValueError, OSError):
+            return None
+        rows = manifest.to_table(filter=f"object_id = {self._quote(object_id)}").to_pylist()
+        return rows[0] if rows else None
+
+    def _manifest_insert(self, row: dict[str, Any]) -> None:
+        import pyarrow as pa
+
+        manifest = self._open_manifest()
+        table = pa.Table.from_pylist([row], schema=manifest.schema)
+        result = (
+            manifest.merge_insert("object_id").when_not_matched_insert_all().execute(table)
+        )
+        if int(result.get("num_inserted_rows", 0)) != 1:
+            raise errors.TableAlreadyExistsError(
+                f"table {row['object_id'].replace(_MANIFEST_DELIMITER, '.')!r} already exists"
+            )
+
+    def _manifest_delete(self, object_id: str) -> None:
+        self._open_manifest().delete(f"object_id = {self._quote(object_id)}")
+
+    def _resolve_location(self, reported: str, table: Identifier) -> str:
+        """pylance joins every manifest location to the root; undo that for absolute ones."""
+        for prefix in (f"file://{self.root}/", f"{self.root}/"):
+            if reported.startswith(prefix) and _EMBEDDED_SCHEME.match(reported[len(prefix) :]):
+                row = self._manifest_row(join_identifier(table, _MANIFEST_DELIMITER))
+                if row is not None and row.get("location"):
+                    return str(row["location"])
+        return reported
+
+    # -- namespaces --------------------------------------------------------------
+
+    async def _create_namespace(self, request: CreateNamespaceRequest) -> CreateNamespaceResponse:
+        body = request.to_dict()
+        namespace = self._namespace_id(body.get("id"), allow_root=False)
+        mode = parse_mode(body.get("mode"), CREATE_MODES, default="Create")
+        properties = _str_map(body.get("properties"))
+        create: dict[str, Any] = {"id": list(namespace)}
+        if properties:
+            create["properties"] = properties
+        if mode == "Overwrite":
+            await self._drop_namespace_tree(namespace, missing_ok=True)
+        try:
+            result = await self._call("create_namespace", create)
+        except errors.NamespaceAlreadyExistsError:
+            if mode != "ExistOk":
+                raise
+            described = await self._call("describe_namespace", {"id": list(namespace)})
+            return CreateNamespaceResponse.from_dict(
+                {"properties": _str_map(described.get("properties")) or {}}
+            )
+        return CreateNamespaceResponse.from_dict(
+            {"properties": _str_map(result.get("properties")) or properties or {}}
+        )
+
+    async def _child_namespaces(self, namespace: Identifier) -> list[str]:
+        await self._require_namespace(namespace)
+        result = await self._call("list_namespaces", {"id": list(namespace)})
+        return [str(n) for n in result.get("namespaces") or []]
+
+    async def _list_namespaces(self, request: ListNamespacesRequest) -> ListNamespacesResponse:
+        body = request.to_dict()
+        namespace = self._namespace_id(body.get("id"))
+        check_limit(body.get("limit"))
+        names = await self._child_namespaces(namespace)
+        page, token = page_of(names, body.get("page_token"), body.get("limit"))
+        return ListNamespacesResponse.from_dict({"namespaces": page, "page_token": token})
+
+    async def _describe_namespace(
+        self, request: DescribeNamespaceRequest
+    ) -> DescribeNamespaceResponse:
+        namespace = self._namespace_id(request.to_dict().get("id"))
+        result = await self._call("describe_namespace", {"id": list(namespace)})
+        return DescribeNamespaceResponse.from_dict(
+            {"properties": _str_map(result.get("properties")) or {}}
+        )
+
+    async def _namespace_exists(self, request: NamespaceExistsRequest) -> NamespaceExistsResponse:
+        namespace = self._namespace_id(request.to_dict().get("id"))
+        await self._call("namespace_exists", {"id": list(namespace)})
+        return NamespaceExistsResponse.from_dict({})
+
+    async def _drop_namespace(self, request: DropNamespaceRequest) -> DropNamespaceResponse:
+        body = request.to_dict()
+        namespace = self._namespace_id(body.get("id"), allow_root=False)
+        mode = parse_mode(body.get("mode"), DROP_MODES, default="Fail")
+        behavior = parse_mode(body.get("behavior"), DROP_BEHAVIORS, default="Restrict")
+        try:
+            described = await self._call("describe_namespace", {"id": list(namespace)})
+        except errors.NamespaceNotFoundError:
+            if mode == "Skip":
+                return DropNamespaceResponse.from_dict({})
+            raise
+        if behavior == "Cascade":
+            await self._drop_namespace_tree(namespace, missing_ok=mode == "Skip")
+        else:
+            await self._call("drop_namespace", {"id": list(namespace)})
+        return DropNamespaceResponse.from_dict(
+            {"properties": _str_map(described.get("properties")) or {}}
+        )
+
+    async def _drop_namespace_tree(self, namespace: Identifier, *, missing_ok: bool) -> None:
+        """Drop a namespace with every child namespace and table below it."""
+        try:
+            children = await self._child_namespaces(namespace)
+        except errors.NamespaceNotFoundError:
+            if missing_ok:
+                return
+            raise
+        for child in children:
+            await self._drop_namespace_tree((*namespace, child), missing_ok=True)
+        for table in await self._table_names(namespace, include_declared=True):
+            try:
+                await self._drop_table_at((*namespace, table))
+            except errors.TableNotFoundError:
+                pass
+        try:
+            await self._call("drop_namespace", {"id": list(namespace)})
+        except errors.NamespaceNotFoundError:
+            if not missing_ok:
+                raise
+
+    # -- listing tables ----------------------------------------------------------
+
+    async def _table_names(self, namespace: Identifier, *, include_declared: bool) -> list[str]:
+        await self._require_namespace(namespace)
+        names: list[str] = []
+        token: str | None = None
+        while True:
+            body: dict[str, Any] = {"id": list(namespace), "include_declared": include_declared}
+            if token:
+                body["page_token"] = token
+            result = await self._call("list_tables", body)
+            names.extend(str(n) for n in result.get("tables") or [])
+            token = token_of(result.get("page_token"))
+            if token is None:
+                return names
+
+    async def _list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
+        body = request.to_dict()
+        namespace = self._namespace_id(body.get("id"))
+        check_limit(body.get("limit"))
+        include_declared = body.get("include_declared", True) is not False
+        names = await self._table_names(namespace, include_declared=include_declared)
+        page, token = page_of(names, body.get("page_token"), body.get("limit"))
+        return ListTablesResponse.from_dict({"tables": page, "page_token": token})
+
+    async def _list_all_tables(self, request: ListAllTablesRequest) -> ListTablesResponse:
+        body = request.to_dict()
+        check_limit(body.get("limit"))
+        delimiter = body.get("delimiter") or self.delimiter
+        if not isinstance(delimiter, str):
+            raise errors.InvalidInputError("delimiter must be a string")
+        include_declared = body.get("include_declared", True) is not False
+        found: list[str] = []
+        pending: list[Identifier] = [()]
+        while pending:
+            namespace = pending.pop()
+            for table in await self._table_names(namespace, include_declared=include_declared):
+                found.append(join_identifier((*namespace, table), delimiter))
+            pending.extend((*namespace, c) for c in await self._child_namespaces(namespace))
+        page, token = page_of(found, body.get("page_token"), body.get("limit"))
+        return ListTablesResponse.from_dict({"tables": page, "page_token": token})
+
+    # -- tables ------------------------------------------------------------------
+
+    async def _declare_table(self, request: DeclareTableRequest) -> DeclareTableResponse:
+        body = request.to_dict()
+        table = self._table_id(body.get("id"))
+        await self._require_namespace(table[:-1])
+        declare: dict[str, Any] = {"id": list(table)}
+        if isinstance(body.get("location"), str) and body["location"]:
+            declare["location"] = body["location"]
+        properties = _str_map(body.get("properties"))
+        if properties:
+            declare["properties"] = properties
+        result = await self._call("declare_table", declare)
+        storage = self._storage_options()
+        if storage and not result.get("storage_options"):
+            result["storage_options"] = storage
+        return DeclareTableResponse.from_dict(_drop_nones(result))
+
+    async def _register_table(self, request: RegisterTableRequest) -> RegisterTableResponse:
+        body = request.to_dict()
+        table = self._table_id(body.get("id"))
+        location = body.get("location")
+        if not isinstance(location, str) or not location.strip():
+            raise errors.InvalidInputError("RegisterTable needs a non-empty location")
+        mode = parse_mode(body.get("mode"), REGISTER_MODES, default="Create")
+        properties = _str_map(body.get("properties"))
+        await self._require_namespace(table[:-1])
+        stored = self._relative_to_root(location)
+        if mode == "Overwrite":
+            try:
+                await self._deregister(table)
+            except errors.TableNotFoundError:
+                pass
+        if _is_absolute_location(stored):
+            await self._register_absolute(table, stored)
+        else:
+            self._check_relative(stored)
+            register: dict[str, Any] = {"id": list(table), "location": stored}
+            if properties:
+                register["properties"] = properties
+            await self._call("register_table", register)
+        return RegisterTableResponse.from_dict(
+            _drop_nones({"location": location, "properties": properties})
+        )
+
+    def _relative_to_root(self, location: str) -> str:
+        """A location inside the root is stored relative, as pylance expects."""
+        local = _local_path(location)
+        root_local = _local_path(self.root)
+        if local is not None and root_local is not None and os.path.isabs(local):
+            normalized = os.path.normpath(local)
+            root_norm = os.path.normpath(root_local)
+            if normalized.startswith(root_norm + os.sep):
+                return os.path.relpath(normalized, root_norm)
+            return "file://" + normalized
+        if location.startswith(self.root + "/"):
+            return location[len(self.root) + 1 :]
+        return location
+
+    @staticmethod
+    def _check_relative(location: str) -> None:
+        parts = location.replace("\\", "/").split("/")
+        if any(p == ".." for p in parts):
+            raise errors.InvalidInputError(
+                f"location {location!r} must not leave the namespace root"
+            )
+
+    async def _register_absolute(self, table: Identifier, location: str) -> None:
+        if not self.config.manifest_enabled:
+            raise errors.InvalidInputError(
+                "a location outside the root needs the manifest (manifest_enabled=true)"
+            )
+        await self._ensure_not_registered(table)
+        row = {
+            "object_id": join_identifier(table, _MANIFEST_DELIMITER),
+            "object_type": "table",
+            "location": location,
+            "metadata": None,
+            "base_objects": None,
+        }
+        async with self._manifest_lock:
+            await self._run(self._manifest_insert, row)
+
+    async def _ensure_not_registered(self, table: Identifier) -> None:
+        try:
+            await self._call("table_exists", {"id": list(table)})
+        except errors.TableNotFoundError:
+            return
+        raise errors.TableAlreadyExistsError(f"table {'.'.join(table)!r} already exists")
+
+    async def _describe_table(self, request: DescribeTableRequest) -> DescribeTableResponse:
+        body = request.to_dict()
+        table = self._table_id(body.get("id"))
+        await self._require_namespace(table[:-1])
+        version = body.get("version")
+        detailed = body.get("load_detailed_metadata") is True
+        describe: dict[str, Any] = {"id": list(table)}
+        if detailed or body.get("check_declared") is True:
+            describe["check_declared"] = True
+        result = await self._call("describe_table", describe)
+        location = await self._run(self._resolve_location, str(result.get("location", "")), table)
+        result["location"] = location
+        result.pop("table_uri", None)
+        if body.get("with_table_uri") is True:
+            result["table_uri"] = _as_uri(location)
+        if detailed or isinstance(version, int):
+            # opened here, not by pylance, so absolute locations work the same
+            await self._add_details(result, location, version, detailed)
+        storage = self._storage_options()
+        if storage and not result.get("storage_options"):
+            result["storage_options"] = storage
+        return DescribeTableResponse.from_dict(_drop_nones(result))
+
+    async def _add_details(
+        self, result: dict[str, Any], location: str, version: Any, detailed: bool
+    ) -> None:
+        """Open the real table for version, schema, stats and version metadata."""
+        if result.get("is_only_declared") is True:
+            if isinstance(version, int):
+                raise errors.TableVersionNotFoundError(
+                    f"table at {location!r} is only declared and has no version {version}"
+                )
+            return
+        dataset = await self._open_dataset(location, version)
+        if dataset is None:
+            result["is_only_declared"] = True
+            return
+        result["version"] = int(dataset.version)
+        result["is_only_declared"] = False
+        if detailed:
+            stats = await self._run(dataset.stats.dataset_stats)
+            result["schema"] = json_arrow_schema(dataset.schema)
+            result["stats"] = {
+                "num_deleted_rows": int(stats.get("num_deleted_rows", 0)),
+                "num_fragments": int(stats.get("num_fragments", 0)),
+            }
+            summary = await self._run(_version_metadata, dataset)
+            if summary:
+                result["metadata"] = summary
+
+    async def _open_dataset(self, location: str, version: Any = None) -> Any:
+        import lance
+
+        def open_it() -> Any:
+            try:
+                return lance.dataset(
+                    location,
+                    version=version if isinstance(version, int) else None,
+                    storage_options=self._storage_options(),
+                )
+            except ValueError as exc:
+                text = str(exc)
+                if isinstance(version, int) and ("not found" in text.lower()):
+                    if _has_versions(location):
+                        raise errors.TableVersionNotFoundError(
+                            f"version {version} of table at {location!r} not found"
+                        ) from None
+                if "was not found" in text or "Not found" in text:
+                    return None
+                raise
+
+        return await self._run(open_it)
+
+    async def _table_exists(self, request: TableExistsRequest) -> TableExistsResponse:
+        body = request.to_dict()
+        table = self._table_id(body.get("id"))
+        await self._require_namespace(table[:-1])
+        await self._call("table_exists", {"id": list(table)})
+        version = body.get("version")
+        if isinstance(version, int):
+            described = await self._call("describe_table", {"id": list(table)})
+            location = await self._run(
+                self._resolve_location, str(described.get("location", "")), table
+            )
+            if await self._open_dataset(location, version) is None:
+                raise errors.TableVersionNotFoundError(
+                    f"table {'.'.join(table)!r} has no version {version}"
+                )
+        return TableExistsResponse.from_dict({})
+
+    async def _deregister(self, table: Identifier) -> dict[str, Any]:
+        await self._require_namespace(table[:-1])
+        result = await self._call("deregister_table", {"id": list(table)})
+        result["location"] = await self._run(
+            self._resolve_location, str(result.get("location", "")), table
+        )
+        return result
+
+    async def _deregister_table(self, request: DeregisterTableRequest) -> DeregisterTableResponse:
+        table = self._table_id(request.to_dict().get("id"))
+        described = await self._describe_location(table)
+        result = await self._deregister(table)
+        result["location"] = described
+        result["id"] = list(table)
+        return DeregisterTableResponse.from_dict(_drop_nones(result))
+
+    async def _describe_location(self, table: Identifier) -> str:
+        await self._require_namespace(table[:-1])
+        described = await self._call("describe_table", {"id": list(table)})
+        return await self._run(self._resolve_location, str(described.get("location", "")), table)
+
+    async def _drop_table_at(self, table: Identifier) -> dict[str, Any]:
+        location = await self._describe_location(table)
+        if self._is_outside_root(location):
+            # pylance would delete the wrong path; deregister, then delete the data here
+            await self._deregister(table)
+            await self._run(_delete_tree, location, self._storage_options())
+            return {"id": list(table), "location": location}
+        result = await self._call("drop_table", {"id": list(table)})
+        result["location"] = location
+        result["id"] = list(table)
+        return result
+
+    def _is_outside_root(self, location: str) -> bool:
+        local, root_local = _local_path(location), _local_path(self.root)
+        if local is not None and root_local is not None:
+            return not os.path.normpath(local).startswith(os.path.normpath(root_local) + os.sep)
+        return not location.startswith(self.root + "/")
+
+    async def _drop_table(self, request: DropTableRequest) -> DropTableResponse:
+        table = self._table_id(request.to_dict().get("id"))
+        return DropTableResponse.from_dict(_drop_nones(await self._drop_table_at(table)))
+
+    async def _restore_table(self, request: RestoreTableRequest) -> RestoreTableResponse:
+        body = request.to_dict()
+        table = self._table_id(body.get("id"))
+        version = body.get("version")
+        if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+            raise errors.InvalidInputError("RestoreTable needs a version >= 0")
+        location = await self._describe_location(table)
+        dataset = await self._open_dataset(location, version)
+        if dataset is None:
+            raise errors.TableNotFoundError(f"table {'.'.join(table)!r} has no data to restore")
+        await self._run(dataset.restore)
+        return RestoreTableResponse.from_dict({})
+
+    async def _rename_table(self, request: RenameTableRequest) -> RenameTableResponse:
+        body = request.to_dict()
+        table = self._table_id(body.get("id"))
+        new_name = validate_name(
+            body.get("new_table_name"),  # type: ignore[arg-type]
+            delimiter=self.delimiter,
+            storage_backed=True,
+            what="new_table_name",
+        )
+        target_namespace = (
+            self._namespace_id(body["new_namespace_id"])
+            if isinstance(body.get("new_namespace_id"), list)
+            else table[:-1]
+        )
+        target = (*target_namespace, new_name)
+        if target == table:
+            raise errors.InvalidInputError("RenameTable target equals the source table")
+        await self._require_namespace(target_namespace)
+        location = await self._describe_location(table)
+        await self._ensure_not_registered(target)
+        await self._rename_in_manifest(table, target, location)
+        return RenameTableResponse.from_dict({})
+
+    async def _rename_in_manifest(
+        self, table: Identifier, target: Identifier, location: str
+    ) -> None:
+        source_id = join_identifier(table, _MANIFEST_DELIMITER)
+        async with self._manifest_lock:
+            row = await self._run(self._manifest_row, source_id)
+            if row is None:
+                await self._rename_listed_directory(table, target, location)
+                return
+            new_row = dict(row)
+            new_row["object_id"] = join_identifier(target, _MANIFEST_DELIMITER)
+            await self._run(self._manifest_insert, new_row)
+            try:
+                await self._run(self._manifest_delete, source_id)
+            except BaseException:
+                await self._run(self._manifest_delete, new_row["object_id"])
+                raise
+
+    async def _rename_listed_directory(
+        self, table: Identifier, target: Identifier, location: str
+    ) -> None:
+        """A root table known only by directory listing is renamed on disk."""
+        source_path, root_path = _local_path(location), _local_path(self.root)
+        if len(table) != 1 or len(target) != 1 or source_path is None or root_path is None:
+            raise errors.UnsupportedOperationError(
+                "renaming this table needs the manifest (manifest_enabled=true)"
+            )
+        destination = os.path.join(root_path, f"{target[0]}.lance")
+
+        def move() -> None:
+            if os.path.exists(destination):
+                raise errors.TableAlreadyExistsError(f"table {target[0]!r} already exists")
+            os.rename(source_path, destination)
+
+        await self._run(move)
+
+    async def _list_table_versions(
+        self, request: ListTableVersionsRequest
+    ) -> ListTableVersionsResponse:
+        body = request.to_dict()
+        table = self._table_id(body.get("id"))
+        limit = check_limit(body.get("limit"))
+        descending = body.get("descending") is True
+        location = await self._describe_location(table)
+        dataset = await self._open_dataset(location)
+        versions: list[dict[str, Any]] = []
+        if dataset is not None:
+            listed = await self._call("list_table_versions", {"id": list(table)})
+            versions = [dict(v) for v in listed.get("versions") or []]
+            if not versions:
+                versions = await self._run(_versions_of, dataset)
+        versions.sort(key=lambda v: int(v["version"]), reverse=descending)
+        start = token_of(body.get("page_token"))
+        if start is not None:
+            try:
+                after = int(start)
+            except ValueError:
+                raise errors.InvalidInputError(f"invalid page_token {start!r}") from None
+            versions = [
+                v for v in versions if (v["version"] < after if descending else v["version"] > after)
+            ]
+        token = None
+        if limit is not None and len(versions) > limit:
+            versions = versions[:limit]
+            token = str(versions[-1]["version"])
+        return ListTableVersionsResponse.from_dict(
+            {"versions": [_drop_nones(v) for v in versions], "page_token": token}
+        )
+
+
+def _drop_nones(body: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if v is not None}
+
+
+def _as_uri(location: str) -> str:
+    if "://" in location:
+        return location
+    return "file://" + os.path.abspath(location)
+
+
+def _has_versions(location: str) -> bool:
+    path = _local_path(location)
+    return path is None or os.path.isdir(os.path.join(path, "_versions"))
+
+
+def _versions_of(dataset: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for entry in dataset.versions():
+        timestamp = entry.get("timestamp")
+        out.append(
+            {
+                "version": int(entry["version"]),
+                "manifest_path": f"_versions/{int(entry['version'])}.manifest",
+                "timestamp_millis": int(timestamp.timestamp() * 1000) if timestamp else None,
+                "metadata": {str(k): str(v) for k, v in (entry.get("metadata") or {}).items()},
+            }
+        )
+    return out
+
+
+def _delete_tree(location: str, storage_options: dict[str, str] | None) -> None:
+    """Delete a table's directory (local or object store)."""
+    import shutil
+
+    local = _local_path(location)
+    if local is not None:
+        if os.path.exists(local):
+            shutil.rmtree(local)
+        return
+    import pyarrow.fs
+
+    filesystem, path = pyarrow.fs.FileSystem.from_uri(location)
+    filesystem.delete_dir(path)
+
+
+def _version_metadata(dataset: Any) -> dict[str, str]:
+    """The manifest summary of the opened version (row and file counts)."""
+    for entry in dataset.versions():
+        if int(entry["version"]) == int(dataset.version):
+            return {str(k): str(v) for k, v in (entry.get("metadata") or {}).items()}
+    return {}
