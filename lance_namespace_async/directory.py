@@ -84,6 +84,7 @@ MANIFEST_DIR = "__manifest"
 _MANIFEST_DELIMITER = "$"
 _RUST_SOURCE_SUFFIX = re.compile(r",\s*/home/runner/\S+?\.rs:\d+:\d+")
 _EMBEDDED_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/")
+_PLACEHOLDER = ".lance-namespace-async/registering"
 
 
 @attrs.frozen
@@ -274,6 +275,17 @@ class DirectoryNamespace(AsyncLanceNamespace):
                 f"table {row['object_id'].replace(_MANIFEST_DELIMITER, '.')!r} already exists"
             )
 
+    def _manifest_set_location(self, object_id: str, location: str) -> None:
+        import pyarrow as pa
+
+        row = self._manifest_row(object_id)
+        if row is None:
+            raise errors.TableNotFoundError(f"table {object_id!r} vanished while registering")
+        manifest = self._open_manifest()
+        row["location"] = location
+        table = pa.Table.from_pylist([row], schema=manifest.schema)
+        manifest.merge_insert("object_id").when_matched_update_all().execute(table)
+
     def _manifest_delete(self, object_id: str) -> None:
         self._open_manifest().delete(f"object_id = {self._quote(object_id)}")
 
@@ -296,6 +308,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
         create: dict[str, Any] = {"id": list(namespace)}
         if properties:
             create["properties"] = properties
+        await self._require_namespace(namespace[:-1])
         if mode == "Overwrite":
             await self._drop_namespace_tree(namespace, missing_ok=True)
         try:
@@ -433,6 +446,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
         if properties:
             declare["properties"] = properties
         result = await self._call("declare_table", declare)
+        result["location"] = _canonical(str(result.get("location", "")))
         storage = self._storage_options()
         if storage and not result.get("storage_options"):
             result["storage_options"] = storage
@@ -446,23 +460,29 @@ class DirectoryNamespace(AsyncLanceNamespace):
             raise errors.InvalidInputError("RegisterTable needs a non-empty location")
         mode = parse_mode(body.get("mode"), REGISTER_MODES, default="Create")
         properties = _str_map(body.get("properties"))
+        if len(table) == 1:
+            raise errors.InvalidInputError(
+                "the directory namespace keeps root tables at <root>/<name>.lance; "
+                "register the table into a child namespace"
+            )
         await self._require_namespace(table[:-1])
         stored = self._relative_to_root(location)
+        if not _is_absolute_location(stored):
+            self._check_relative(stored)
         if mode == "Overwrite":
             try:
                 await self._deregister(table)
             except errors.TableNotFoundError:
                 pass
+        register: dict[str, Any] = {"id": list(table), "location": stored}
+        if properties:
+            register["properties"] = properties
         if _is_absolute_location(stored):
-            await self._register_absolute(table, stored)
+            await self._register_absolute(table, register)
         else:
-            self._check_relative(stored)
-            register: dict[str, Any] = {"id": list(table), "location": stored}
-            if properties:
-                register["properties"] = properties
             await self._call("register_table", register)
         return RegisterTableResponse.from_dict(
-            _drop_nones({"location": location, "properties": properties})
+            _drop_nones({"location": _canonical(location), "properties": properties})
         )
 
     def _relative_to_root(self, location: str) -> str:
@@ -487,21 +507,21 @@ class DirectoryNamespace(AsyncLanceNamespace):
                 f"location {location!r} must not leave the namespace root"
             )
 
-    async def _register_absolute(self, table: Identifier, location: str) -> None:
+    async def _register_absolute(self, table: Identifier, register: dict[str, Any]) -> None:
+        """pylance only registers relative locations: register, then set the real one."""
         if not self.config.manifest_enabled:
             raise errors.InvalidInputError(
                 "a location outside the root needs the manifest (manifest_enabled=true)"
             )
-        await self._ensure_not_registered(table)
-        row = {
-            "object_id": join_identifier(table, _MANIFEST_DELIMITER),
-            "object_type": "table",
-            "location": location,
-            "metadata": None,
-            "base_objects": None,
-        }
+        location = register["location"]
+        object_id = join_identifier(table, _MANIFEST_DELIMITER)
         async with self._manifest_lock:
-            await self._run(self._manifest_insert, row)
+            await self._call("register_table", {**register, "location": _PLACEHOLDER})
+            try:
+                await self._run(self._manifest_set_location, object_id, location)
+            except BaseException:
+                await self._call("deregister_table", {"id": list(table)})
+                raise
 
     async def _ensure_not_registered(self, table: Identifier) -> None:
         try:
@@ -520,7 +540,12 @@ class DirectoryNamespace(AsyncLanceNamespace):
         if detailed or body.get("check_declared") is True:
             describe["check_declared"] = True
         result = await self._call("describe_table", describe)
-        location = await self._run(self._resolve_location, str(result.get("location", "")), table)
+        reported = str(result.get("location", ""))
+        location = await self._run(self._resolve_location, reported, table)
+        if location != reported and "is_only_declared" in result:
+            # pylance checked the wrong path for an absolute location
+            result["is_only_declared"] = not await self._run(_has_versions, location)
+        location = _canonical(location)
         result["location"] = location
         result.pop("table_uri", None)
         if body.get("with_table_uri") is True:
@@ -537,14 +562,12 @@ class DirectoryNamespace(AsyncLanceNamespace):
         self, result: dict[str, Any], location: str, version: Any, detailed: bool
     ) -> None:
         """Open the real table for version, schema, stats and version metadata."""
-        if result.get("is_only_declared") is True:
+        dataset = await self._open_dataset(location, version)
+        if dataset is None:
             if isinstance(version, int):
                 raise errors.TableVersionNotFoundError(
                     f"table at {location!r} is only declared and has no version {version}"
                 )
-            return
-        dataset = await self._open_dataset(location, version)
-        if dataset is None:
             result["is_only_declared"] = True
             return
         result["version"] = int(dataset.version)
@@ -610,6 +633,11 @@ class DirectoryNamespace(AsyncLanceNamespace):
 
     async def _deregister_table(self, request: DeregisterTableRequest) -> DeregisterTableResponse:
         table = self._table_id(request.to_dict().get("id"))
+        if len(table) == 1:
+            raise errors.InvalidInputError(
+                "a root table of the directory namespace is its <root>/<name>.lance "
+                "directory: drop it, or keep it; it cannot be deregistered"
+            )
         described = await self._describe_location(table)
         result = await self._deregister(table)
         result["location"] = described
@@ -619,7 +647,10 @@ class DirectoryNamespace(AsyncLanceNamespace):
     async def _describe_location(self, table: Identifier) -> str:
         await self._require_namespace(table[:-1])
         described = await self._call("describe_table", {"id": list(table)})
-        return await self._run(self._resolve_location, str(described.get("location", "")), table)
+        location = await self._run(
+            self._resolve_location, str(described.get("location", "")), table
+        )
+        return _canonical(location)
 
     async def _drop_table_at(self, table: Identifier) -> dict[str, Any]:
         location = await self._describe_location(table)
@@ -682,12 +713,19 @@ class DirectoryNamespace(AsyncLanceNamespace):
     async def _rename_in_manifest(
         self, table: Identifier, target: Identifier, location: str
     ) -> None:
+        if len(table) == 1 or len(target) == 1:
+            if len(table) != len(target):
+                raise errors.InvalidInputError(
+                    "root tables live at <root>/<name>.lance: a table cannot move "
+                    "between the root and a child namespace"
+                )
+            await self._rename_root_table(table[0], target[0], location)
+            return
         source_id = join_identifier(table, _MANIFEST_DELIMITER)
         async with self._manifest_lock:
             row = await self._run(self._manifest_row, source_id)
             if row is None:
-                await self._rename_listed_directory(table, target, location)
-                return
+                raise errors.TableNotFoundError(f"table {'.'.join(table)!r} not found")
             new_row = dict(row)
             new_row["object_id"] = join_identifier(target, _MANIFEST_DELIMITER)
             await self._run(self._manifest_insert, new_row)
@@ -697,23 +735,26 @@ class DirectoryNamespace(AsyncLanceNamespace):
                 await self._run(self._manifest_delete, new_row["object_id"])
                 raise
 
-    async def _rename_listed_directory(
-        self, table: Identifier, target: Identifier, location: str
-    ) -> None:
-        """A root table known only by directory listing is renamed on disk."""
+    async def _rename_root_table(self, source: str, target: str, location: str) -> None:
+        """Root tables are found by directory name, so the directory is renamed."""
         source_path, root_path = _local_path(location), _local_path(self.root)
-        if len(table) != 1 or len(target) != 1 or source_path is None or root_path is None:
+        if source_path is None or root_path is None:
             raise errors.UnsupportedOperationError(
-                "renaming this table needs the manifest (manifest_enabled=true)"
+                "renaming a root table needs a local filesystem root"
             )
-        destination = os.path.join(root_path, f"{target[0]}.lance")
+        destination = os.path.join(root_path, f"{target}.lance")
 
         def move() -> None:
             if os.path.exists(destination):
-                raise errors.TableAlreadyExistsError(f"table {target[0]!r} already exists")
+                raise errors.TableAlreadyExistsError(f"table {target!r} already exists")
             os.rename(source_path, destination)
+            row = self._manifest_row(source)
+            if row is not None:
+                self._manifest_insert({**row, "object_id": target, "location": f"{target}.lance"})
+                self._manifest_delete(source)
 
-        await self._run(move)
+        async with self._manifest_lock:
+            await self._run(move)
 
     async def _list_table_versions(
         self, request: ListTableVersionsRequest
@@ -751,6 +792,13 @@ class DirectoryNamespace(AsyncLanceNamespace):
 
 def _drop_nones(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if v is not None}
+
+
+def _canonical(location: str) -> str:
+    """Local locations as ``file://`` URIs, so every operation reports one form."""
+    if location.startswith("/"):
+        return "file://" + os.path.normpath(location)
+    return location
 
 
 def _as_uri(location: str) -> str:
