@@ -184,11 +184,32 @@ async def crawl(
                 for _ in range(concurrency):
                     workers.start_soon(walk.worker)
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(run)
-        try:
-            async with receive:
-                async for table in receive:
-                    yield table
-        finally:
-            group.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            try:
+                async with receive:
+                    async for table in receive:
+                        yield table
+            finally:
+                group.cancel_scope.cancel()
+    except BaseExceptionGroup as group_error:
+        raise _single(group_error) from None
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
+
+
+def _single(group_error: BaseExceptionGroup[BaseException]) -> BaseException:
+    """Callers see the error that stopped the walk, not the task group's wrapper."""
+    leaves = _leaves(group_error)
+    for leaf in leaves:
+        if isinstance(leaf, GeneratorExit):
+            return leaf  # the consumer closed the iterator
+    cancelled = anyio.get_cancelled_exc_class()
+    real = [leaf for leaf in leaves if not isinstance(leaf, cancelled)]
+    # concurrent calls often fail for one cause (a missing root): report the first
+    return real[0] if real else group_error

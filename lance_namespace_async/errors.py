@@ -129,8 +129,8 @@ def redact(text: str) -> str:
     Used on every message that may echo server or user input, so a token
     pasted into the wrong field never ends up in a log line or traceback.
     """
-    text = _SECRET_PATTERNS[0].sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
     text = _SECRET_PATTERNS[1].sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+    text = _SECRET_PATTERNS[0].sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
     return _SECRET_PATTERNS[2].sub(lambda m: f"{m.group(1)}{REDACTED}{m.group(3)}", text)
 
 

@@ -1,0 +1,128 @@
+"""crawl(): every table under a root, every page, bounded concurrency and memory."""
+
+from __future__ import annotations
+
+from contextlib import aclosing
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import lance_namespace_async as lna
+from lance_namespace_async import errors
+from lance_namespace_async._base import AsyncLanceNamespace
+from lance_namespace_async._paging import page_of
+from lance_namespace_async.directory import DirectoryNamespace
+from lance_namespace_async.models import ListNamespacesResponse, ListTablesResponse
+
+
+class SyntheticCatalog(AsyncLanceNamespace):
+    """An in-memory catalog that counts calls in flight, to observe the crawler."""
+
+    impl_name = "synthetic"
+
+    def __init__(self, tree: dict[tuple[str, ...], tuple[list[str], list[str]]]) -> None:
+        self.tree = tree
+        self.in_flight = 0
+        self.peak = 0
+        self.calls = 0
+
+    async def _enter(self) -> None:
+        self.calls += 1
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        await anyio.sleep(0.001)
+        self.in_flight -= 1
+
+    def _node(self, request: Any) -> tuple[list[str], list[str]]:
+        key = tuple(request.id or ())
+        if key not in self.tree:
+            raise errors.NamespaceNotFoundError(f"namespace {key} not found")
+        return self.tree[key]
+
+    async def _list_namespaces(self, request: Any) -> ListNamespacesResponse:
+        await self._enter()
+        page, token = page_of(self._node(request)[0], request.page_token, request.limit)
+        return ListNamespacesResponse(namespaces=page, page_token=token)
+
+    async def _list_tables(self, request: Any) -> ListTablesResponse:
+        await self._enter()
+        page, token = page_of(self._node(request)[1], request.page_token, request.limit)
+        return ListTablesResponse(tables=page, page_token=token)
+
+
+def wide_catalog(namespaces: int, tables: int) -> SyntheticCatalog:
+    tree: dict[tuple[str, ...], tuple[list[str], list[str]]] = {
+        (): ([f"ns{i}" for i in range(namespaces)], ["root_table"])
+    }
+    for i in range(namespaces):
+        tree[(f"ns{i}",)] = ([], [f"t{j}" for j in range(tables)])
+    return SyntheticCatalog(tree)
+
+
+async def test_crawl_finds_every_table_on_a_real_directory_catalog(root: Path) -> None:
+    async with lna.connect("dir", {"root": str(root)}) as ns:
+        assert isinstance(ns, DirectoryNamespace)
+        await ns.create_namespace({"id": ["a"]})
+        await ns.create_namespace({"id": ["a", "b"]})
+        await ns.create_namespace({"id": ["empty"]})
+        expected = {("top",), ("a", "t1"), ("a", "t2"), ("a", "b", "deep")}
+        for table in expected:
+            await ns.declare_table({"id": list(table)})
+        found = {t.id async for t in lna.crawl(ns, page_size=1)}
+        assert found == expected
+        described = [t async for t in lna.crawl(ns, root=["a"], describe=True)]
+        assert {t.id for t in described} == {("a", "t1"), ("a", "t2"), ("a", "b", "deep")}
+        assert all(t.description is not None and t.description.location for t in described)
+
+
+async def test_crawl_follows_every_page() -> None:
+    catalog = wide_catalog(namespaces=7, tables=23)
+    found = [t.id async for t in lna.crawl(catalog, page_size=5)]
+    assert len(found) == 7 * 23 + 1
+    assert len(set(found)) == len(found)
+
+
+async def test_concurrency_is_used_and_bounded() -> None:
+    catalog = wide_catalog(namespaces=200, tables=2)
+    found = [t async for t in lna.crawl(catalog, concurrency=16)]
+    assert len(found) == 401
+    assert 8 <= catalog.peak <= 16
+
+
+async def test_concurrency_one_is_sequential() -> None:
+    catalog = wide_catalog(namespaces=20, tables=2)
+    assert len([t async for t in lna.crawl(catalog, concurrency=1)]) == 41
+    assert catalog.peak == 1
+
+
+async def test_a_slow_consumer_pauses_the_walk() -> None:
+    catalog = wide_catalog(namespaces=100, tables=100)
+    async with aclosing(lna.crawl(catalog, concurrency=4, page_size=10)) as tables:
+        seen = 0
+        async for _ in tables:
+            seen += 1
+            if seen == 50:
+                break
+    calls_when_stopped = catalog.calls
+    await anyio.sleep(0.05)
+    assert catalog.calls == calls_when_stopped, "workers stop when the consumer stops"
+    assert calls_when_stopped < 100, "the walk did not run ahead of the consumer"
+
+
+async def test_missing_root_is_not_found_and_bad_arguments_invalid() -> None:
+    catalog = wide_catalog(namespaces=1, tables=1)
+    with pytest.raises(errors.NamespaceNotFoundError):
+        [t async for t in lna.crawl(catalog, root=["ghost"])]
+    for kwargs in ({"concurrency": 0}, {"page_size": 0}, {"root": ["a/b", ""]}):
+        with pytest.raises(errors.InvalidInputError):
+            [t async for t in lna.crawl(catalog, **kwargs)]  # type: ignore[arg-type]
+
+
+async def test_namespaces_dropped_during_the_walk_are_skipped() -> None:
+    catalog = wide_catalog(namespaces=3, tables=2)
+    catalog.tree.pop(("ns1",))
+    found = {t.id async for t in lna.crawl(catalog)}
+    assert ("ns1", "t0") not in found
+    assert ("ns0", "t0") in found and ("ns2", "t1") in found
