@@ -62,7 +62,7 @@ def _secret_repr(value: object) -> str:
 
 
 def _secret_map_repr(value: Mapping[str, str]) -> str:
-    return repr({k: REDACTED for k in value})
+    return repr(dict.fromkeys(value, REDACTED))
 
 
 def prop(

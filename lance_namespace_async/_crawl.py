@@ -16,6 +16,7 @@ cancelled in your task::
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
@@ -113,14 +114,14 @@ class _Walk:
                 raise
             return  # dropped while we walked
         for name in response.namespaces:
-            child = (*parent, name)
-            await self.push(lambda c=child: self.list_namespaces(c, None, False), urgent=False)
-            await self.push(lambda c=child: self.list_tables(c, None, False), urgent=False)
+            child: Identifier = (*parent, name)
+            await self.push(
+                functools.partial(self.list_namespaces, child, None, False), urgent=False
+            )
+            await self.push(functools.partial(self.list_tables, child, None, False), urgent=False)
         next_token = token_of(response.page_token)
         if next_token:
-            await self.push(
-                lambda: self.list_namespaces(parent, next_token, is_root), urgent=False
-            )
+            await self.push(lambda: self.list_namespaces(parent, next_token, is_root), urgent=False)
 
     async def list_tables(self, namespace: Identifier, token: str | None, is_root: bool) -> None:
         request: dict[str, object] = {"id": list(namespace)}
@@ -138,13 +139,11 @@ class _Walk:
             return
         next_token = token_of(response.page_token)
         if next_token:
-            await self.push(
-                lambda: self.list_tables(namespace, next_token, is_root), urgent=False
-            )
+            await self.push(lambda: self.list_tables(namespace, next_token, is_root), urgent=False)
         for name in response.tables:
-            table = (*namespace, name)
+            table: Identifier = (*namespace, name)
             if self.describe:
-                await self.push(lambda t=table: self.describe_one(t), urgent=True)
+                await self.push(functools.partial(self.describe_one, table), urgent=True)
             else:
                 await self.send.send(CrawledTable(table))
 

@@ -32,9 +32,7 @@ def check_limit(value: Any) -> int | None:
     return value
 
 
-def page_of(
-    names: Iterable[str], page_token: Any, limit: Any
-) -> tuple[list[str], str | None]:
+def page_of(names: Iterable[str], page_token: Any, limit: Any) -> tuple[list[str], str | None]:
     """One page of ``names`` (sorted here) and the token of the next page."""
     start = token_of(page_token)
     size = check_limit(limit)

@@ -80,15 +80,22 @@ def _peer_response(result: Any) -> Any:
     return peer.from_dict(result.to_dict())
 
 
-class SyncLanceNamespace(lance_namespace.LanceNamespace):  # type: ignore[misc]
+if TYPE_CHECKING:
+    # Each method returns our model, or pylance's when pylance's model came in;
+    # the peer's single-typed signatures cannot say that, so type-checkers see
+    # the facade on its own while at run time it is a LanceNamespace.
+    _LanceNamespaceBase = object
+else:
+    _LanceNamespaceBase = lance_namespace.LanceNamespace
+
+
+class SyncLanceNamespace(_LanceNamespaceBase):
     """Blocking twin of an async backend, accepted by pylance as a namespace client."""
 
     def __init__(self, impl: str, properties: Mapping[str, str] | None = None) -> None:
         self._impl = impl
         self._properties = dict(properties or {})
-        self._namespace: AsyncLanceNamespace = resolve_impl(impl).from_properties(
-            self._properties
-        )
+        self._namespace: AsyncLanceNamespace = resolve_impl(impl).from_properties(self._properties)
         self._portal: BlockingPortal | None = None
         self._stack: ExitStack | None = None
         self._lock = threading.Lock()
@@ -143,7 +150,7 @@ class SyncLanceNamespace(lance_namespace.LanceNamespace):  # type: ignore[misc]
         return {"impl": self._impl, "properties": self._properties}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["impl"], state["properties"])  # type: ignore[misc]
+        self.__init__(state["impl"], state["properties"])  # type: ignore[misc]  # re-connect
 
     def namespace_id(self) -> str:
         return self._namespace.namespace_id()

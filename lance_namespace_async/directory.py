@@ -25,6 +25,7 @@ through pylance's own DirectoryNamespace.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Callable
@@ -202,7 +203,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
         if self._inner is None:
             async with self._open_lock:
                 if self._inner is None:
-                    from lance.lance import PyDirectoryNamespace
+                    from lance.lance import PyDirectoryNamespace  # type: ignore[attr-defined]
 
                     props = self.config.rust_properties(self.root)
                     self._inner = await self._run(lambda: PyDirectoryNamespace(**props))
@@ -267,9 +268,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
 
         manifest = self._open_manifest()
         table = pa.Table.from_pylist([row], schema=manifest.schema)
-        result = (
-            manifest.merge_insert("object_id").when_not_matched_insert_all().execute(table)
-        )
+        result = manifest.merge_insert("object_id").when_not_matched_insert_all().execute(table)
         if int(result.get("num_inserted_rows", 0)) != 1:
             raise errors.TableAlreadyExistsError(
                 f"table {row['object_id'].replace(_MANIFEST_DELIMITER, '.')!r} already exists"
@@ -381,10 +380,8 @@ class DirectoryNamespace(AsyncLanceNamespace):
         for child in children:
             await self._drop_namespace_tree((*namespace, child), missing_ok=True)
         for table in await self._table_names(namespace, include_declared=True):
-            try:
+            with contextlib.suppress(errors.TableNotFoundError):
                 await self._drop_table_at((*namespace, table))
-            except errors.TableNotFoundError:
-                pass
         try:
             await self._call("drop_namespace", {"id": list(namespace)})
         except errors.NamespaceNotFoundError:
@@ -470,10 +467,8 @@ class DirectoryNamespace(AsyncLanceNamespace):
         if not _is_absolute_location(stored):
             self._check_relative(stored)
         if mode == "Overwrite":
-            try:
+            with contextlib.suppress(errors.TableNotFoundError):
                 await self._deregister(table)
-            except errors.TableNotFoundError:
-                pass
         register: dict[str, Any] = {"id": list(table), "location": stored}
         if properties:
             register["properties"] = properties
@@ -595,11 +590,11 @@ class DirectoryNamespace(AsyncLanceNamespace):
                 )
             except ValueError as exc:
                 text = str(exc)
-                if isinstance(version, int) and ("not found" in text.lower()):
-                    if _has_versions(location):
-                        raise errors.TableVersionNotFoundError(
-                            f"version {version} of table at {location!r} not found"
-                        ) from None
+                missing = "not found" in text.lower()
+                if isinstance(version, int) and missing and _has_versions(location):
+                    raise errors.TableVersionNotFoundError(
+                        f"version {version} of table at {location!r} not found"
+                    ) from None
                 if "was not found" in text or "Not found" in text:
                     return None
                 raise
@@ -779,7 +774,9 @@ class DirectoryNamespace(AsyncLanceNamespace):
             except ValueError:
                 raise errors.InvalidInputError(f"invalid page_token {start!r}") from None
             versions = [
-                v for v in versions if (v["version"] < after if descending else v["version"] > after)
+                v
+                for v in versions
+                if (v["version"] < after if descending else v["version"] > after)
             ]
         token = None
         if limit is not None and len(versions) > limit:

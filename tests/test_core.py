@@ -175,5 +175,7 @@ def test_import_is_lazy_and_cheap() -> None:
         " if m in sys.modules];"
         "print(','.join(heavy))"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert result.stdout.strip() == ""

@@ -74,7 +74,9 @@ class TestCreateNamespace:
         assert (await ns.list_namespaces({"id": ["sales"]})).namespaces == []
         assert not Path(location.removeprefix("file://")).exists()
 
-    async def test_overwrite_of_a_missing_namespace_creates_it(self, ns: DirectoryNamespace) -> None:
+    async def test_overwrite_of_a_missing_namespace_creates_it(
+        self, ns: DirectoryNamespace
+    ) -> None:
         await ns.create_namespace({"id": ["fresh"], "mode": "Overwrite"})
         await ns.namespace_exists({"id": ["fresh"]})
 
@@ -461,7 +463,9 @@ class TestTableLifecycle:
         location = await write_table(ns, ["a", "t"], rows=4)
         await ns.rename_table({"id": ["a", "t"], "new_table_name": "t2"})
         assert (await ns.list_tables({"id": ["a"]})).tables == ["t2"]
-        await ns.rename_table({"id": ["a", "t2"], "new_table_name": "t3", "new_namespace_id": ["b"]})
+        await ns.rename_table(
+            {"id": ["a", "t2"], "new_table_name": "t3", "new_namespace_id": ["b"]}
+        )
         assert (await ns.list_tables({"id": ["a"]})).tables == []
         moved = await ns.describe_table({"id": ["b", "t3"]})
         assert moved.location == location
@@ -500,7 +504,9 @@ class TestTableLifecycle:
         assert numbers == [3, 2, 1]
         page = await ns.list_table_versions({"id": ["t"], "limit": 2})
         assert [v.version for v in page.versions] == [1, 2]
-        rest = await ns.list_table_versions({"id": ["t"], "limit": 2, "page_token": page.page_token})
+        rest = await ns.list_table_versions(
+            {"id": ["t"], "limit": 2, "page_token": page.page_token}
+        )
         assert [v.version for v in rest.versions] == [3]
         assert all(v.manifest_path for v in versions.versions)
 
