@@ -62,11 +62,13 @@ class _Walk:
         send: ObjectSendStream[CrawledTable],
         *,
         describe: bool,
+        detailed: bool,
         page_size: int | None,
     ) -> None:
         self.ns = ns
         self.send = send
-        self.describe = describe
+        self.describe = describe or detailed
+        self.detailed = detailed
         self.page_size = page_size
         self.tables: deque[_Job] = deque()
         self.listings: deque[_Job] = deque()
@@ -149,7 +151,12 @@ class _Walk:
 
     async def describe_one(self, table: Identifier) -> None:
         try:
-            description = await self.ns.describe_table({"id": list(table)})  # type: ignore[arg-type]
+            request = (
+                {"id": list(table), "load_detailed_metadata": True}
+                if self.detailed
+                else {"id": list(table)}
+            )
+            description = await self.ns.describe_table(request)  # type: ignore[arg-type]
         except errors.TableNotFoundError:
             return  # dropped while we walked
         await self.send.send(CrawledTable(table, description))
@@ -161,9 +168,13 @@ async def crawl(
     *,
     concurrency: int = 64,
     describe: bool = False,
+    detailed: bool = False,
     page_size: int | None = 1000,
 ) -> AsyncIterator[CrawledTable]:
     """Yield every table under ``root``, following child namespaces and every page.
+
+    ``describe`` attaches each table's DescribeTable answer; ``detailed`` asks for
+    ``load_detailed_metadata`` (version, schema, stats) in the same call.
 
     Tables come in no particular order. Objects dropped while the walk is under
     way are skipped; a missing ``root`` raises ``NamespaceNotFoundError``.
@@ -174,7 +185,7 @@ async def crawl(
         raise errors.InvalidInputError("page_size must be None or an integer >= 1")
     start = validate_identifier(list(root), delimiter="", what="crawl root")
     send, receive = anyio.create_memory_object_stream[CrawledTable](max_buffer_size=concurrency)
-    walk = _Walk(ns, send, describe=describe, page_size=page_size)
+    walk = _Walk(ns, send, describe=describe, detailed=detailed, page_size=page_size)
 
     async def run() -> None:
         async with send:

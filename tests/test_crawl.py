@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import lance
+import pyarrow as pa
 import pytest
 
 import lance_namespace_async as lna
@@ -75,6 +77,13 @@ async def test_crawl_finds_every_table_on_a_real_directory_catalog(root: Path) -
         described = [t async for t in lna.crawl(ns, root=["a"], describe=True)]
         assert {t.id for t in described} == {("a", "t1"), ("a", "t2"), ("a", "b", "deep")}
         assert all(t.description is not None and t.description.location for t in described)
+        await ns.create_namespace({"id": ["real"]})
+        declared = await ns.declare_table({"id": ["real", "data"]})
+        lance.write_dataset(pa.table({"x": [1, 2]}), declared.location, mode="overwrite")
+        [detailed] = [t async for t in lna.crawl(ns, root=["real"], detailed=True)]
+        assert detailed.description is not None
+        assert detailed.description.version == 1
+        assert detailed.description.stats.num_fragments == 1
 
 
 async def test_crawl_follows_every_page() -> None:
