@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
+from ._timeout import USE_DEFAULT, TimeoutTypes, call_timeout
 from .errors import InvalidInputError, UnsupportedOperationError
 
 if TYPE_CHECKING:
@@ -54,13 +55,6 @@ if TYPE_CHECKING:
     )
 
 __all__ = ["OPERATIONS", "AsyncLanceNamespace", "Operation"]
-
-
-class _Model(Protocol):
-    def to_dict(self) -> dict[str, Any]: ...
-
-
-M = TypeVar("M")
 
 
 class Operation(tuple[str, str, str, str]):
@@ -208,68 +202,109 @@ class AsyncLanceNamespace:
     # -- the public coroutines -------------------------------------------------
 
     async def create_namespace(
-        self, request: CreateNamespaceRequest | None = None
+        self, request: CreateNamespaceRequest | None = None, *, timeout: TimeoutTypes = USE_DEFAULT
     ) -> CreateNamespaceResponse:
-        return await self._create_namespace(coerce_request(request, "CreateNamespaceRequest"))
+        with call_timeout(timeout):
+            return await self._create_namespace(coerce_request(request, "CreateNamespaceRequest"))
 
     async def list_namespaces(
-        self, request: ListNamespacesRequest | None = None
+        self, request: ListNamespacesRequest | None = None, *, timeout: TimeoutTypes = USE_DEFAULT
     ) -> ListNamespacesResponse:
-        return await self._list_namespaces(coerce_request(request, "ListNamespacesRequest"))
+        with call_timeout(timeout):
+            return await self._list_namespaces(coerce_request(request, "ListNamespacesRequest"))
 
     async def describe_namespace(
-        self, request: DescribeNamespaceRequest | None = None
+        self,
+        request: DescribeNamespaceRequest | None = None,
+        *,
+        timeout: TimeoutTypes = USE_DEFAULT,
     ) -> DescribeNamespaceResponse:
-        return await self._describe_namespace(coerce_request(request, "DescribeNamespaceRequest"))
+        with call_timeout(timeout):
+            return await self._describe_namespace(
+                coerce_request(request, "DescribeNamespaceRequest")
+            )
 
     async def drop_namespace(
-        self, request: DropNamespaceRequest | None = None
+        self, request: DropNamespaceRequest | None = None, *, timeout: TimeoutTypes = USE_DEFAULT
     ) -> DropNamespaceResponse:
-        return await self._drop_namespace(coerce_request(request, "DropNamespaceRequest"))
+        with call_timeout(timeout):
+            return await self._drop_namespace(coerce_request(request, "DropNamespaceRequest"))
 
     async def namespace_exists(
-        self, request: NamespaceExistsRequest | None = None
+        self, request: NamespaceExistsRequest | None = None, *, timeout: TimeoutTypes = USE_DEFAULT
     ) -> NamespaceExistsResponse:
         """Succeeds when the namespace exists; raises NamespaceNotFoundError otherwise."""
-        return await self._namespace_exists(coerce_request(request, "NamespaceExistsRequest"))
+        with call_timeout(timeout):
+            return await self._namespace_exists(coerce_request(request, "NamespaceExistsRequest"))
 
-    async def list_tables(self, request: ListTablesRequest | None = None) -> ListTablesResponse:
-        return await self._list_tables(coerce_request(request, "ListTablesRequest"))
+    async def list_tables(
+        self, request: ListTablesRequest | None = None, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> ListTablesResponse:
+        with call_timeout(timeout):
+            return await self._list_tables(coerce_request(request, "ListTablesRequest"))
 
     async def list_all_tables(
-        self, request: ListAllTablesRequest | None = None
+        self, request: ListAllTablesRequest | None = None, *, timeout: TimeoutTypes = USE_DEFAULT
     ) -> ListTablesResponse:
-        return await self._list_all_tables(coerce_request(request, "ListAllTablesRequest"))
+        with call_timeout(timeout):
+            return await self._list_all_tables(coerce_request(request, "ListAllTablesRequest"))
 
-    async def register_table(self, request: RegisterTableRequest) -> RegisterTableResponse:
-        return await self._register_table(coerce_request(request, "RegisterTableRequest"))
+    async def register_table(
+        self, request: RegisterTableRequest, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> RegisterTableResponse:
+        with call_timeout(timeout):
+            return await self._register_table(coerce_request(request, "RegisterTableRequest"))
 
-    async def describe_table(self, request: DescribeTableRequest) -> DescribeTableResponse:
-        return await self._describe_table(coerce_request(request, "DescribeTableRequest"))
+    async def describe_table(
+        self, request: DescribeTableRequest, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> DescribeTableResponse:
+        with call_timeout(timeout):
+            return await self._describe_table(coerce_request(request, "DescribeTableRequest"))
 
-    async def table_exists(self, request: TableExistsRequest) -> TableExistsResponse:
+    async def table_exists(
+        self, request: TableExistsRequest, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> TableExistsResponse:
         """Succeeds when the table exists; raises TableNotFoundError otherwise."""
-        return await self._table_exists(coerce_request(request, "TableExistsRequest"))
+        with call_timeout(timeout):
+            return await self._table_exists(coerce_request(request, "TableExistsRequest"))
 
-    async def drop_table(self, request: DropTableRequest) -> DropTableResponse:
-        return await self._drop_table(coerce_request(request, "DropTableRequest"))
+    async def drop_table(
+        self, request: DropTableRequest, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> DropTableResponse:
+        with call_timeout(timeout):
+            return await self._drop_table(coerce_request(request, "DropTableRequest"))
 
-    async def deregister_table(self, request: DeregisterTableRequest) -> DeregisterTableResponse:
-        return await self._deregister_table(coerce_request(request, "DeregisterTableRequest"))
+    async def deregister_table(
+        self, request: DeregisterTableRequest, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> DeregisterTableResponse:
+        with call_timeout(timeout):
+            return await self._deregister_table(coerce_request(request, "DeregisterTableRequest"))
 
-    async def restore_table(self, request: RestoreTableRequest) -> RestoreTableResponse:
-        return await self._restore_table(coerce_request(request, "RestoreTableRequest"))
+    async def restore_table(
+        self, request: RestoreTableRequest, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> RestoreTableResponse:
+        with call_timeout(timeout):
+            return await self._restore_table(coerce_request(request, "RestoreTableRequest"))
 
-    async def rename_table(self, request: RenameTableRequest) -> RenameTableResponse:
-        return await self._rename_table(coerce_request(request, "RenameTableRequest"))
+    async def rename_table(
+        self, request: RenameTableRequest, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> RenameTableResponse:
+        with call_timeout(timeout):
+            return await self._rename_table(coerce_request(request, "RenameTableRequest"))
 
     async def list_table_versions(
-        self, request: ListTableVersionsRequest
+        self, request: ListTableVersionsRequest, *, timeout: TimeoutTypes = USE_DEFAULT
     ) -> ListTableVersionsResponse:
-        return await self._list_table_versions(coerce_request(request, "ListTableVersionsRequest"))
+        with call_timeout(timeout):
+            return await self._list_table_versions(
+                coerce_request(request, "ListTableVersionsRequest")
+            )
 
-    async def declare_table(self, request: DeclareTableRequest) -> DeclareTableResponse:
-        return await self._declare_table(coerce_request(request, "DeclareTableRequest"))
+    async def declare_table(
+        self, request: DeclareTableRequest, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> DeclareTableResponse:
+        with call_timeout(timeout):
+            return await self._declare_table(coerce_request(request, "DeclareTableRequest"))
 
     # -- what a backend overrides ----------------------------------------------
 

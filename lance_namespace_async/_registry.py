@@ -28,6 +28,7 @@ ENTRY_POINT_GROUP = "lance_namespace_async.impls"
 #: built-in backends: impl name -> (import target, pip extra it needs or None)
 _BUILTIN: dict[str, tuple[str, str | None]] = {
     "dir": ("lance_namespace_async.directory:DirectoryNamespace", None),
+    "rest": ("lance_namespace_async.rest:RestNamespace", None),
 }
 
 _registered: dict[str, str | type[AsyncLanceNamespace]] = {}

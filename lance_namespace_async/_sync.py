@@ -15,6 +15,7 @@ properties only; the unpickled copy (a Spark executor) connects anew.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
@@ -27,6 +28,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from . import errors
 from ._base import OPERATIONS, AsyncLanceNamespace
 from ._registry import resolve_impl
+from ._timeout import USE_DEFAULT, TimeoutTypes
 
 if TYPE_CHECKING:
     from .models import (
@@ -163,63 +165,93 @@ class SyncLanceNamespace(_LanceNamespaceBase):
 
     # -- calls -----------------------------------------------------------------------
 
-    def _call(self, method: str, request: Any) -> Any:
-        coroutine: Callable[[Any], Any] = getattr(self._namespace, method)
+    def _call(self, method: str, request: Any, timeout: TimeoutTypes) -> Any:
+        coroutine: Callable[..., Any] = getattr(self._namespace, method)
         try:
-            result = self._get_portal().call(coroutine, request)
+            result = self._get_portal().call(functools.partial(coroutine, request, timeout=timeout))
         except errors.LanceNamespaceError as exc:
             raise _compat_error(exc) from None
         if type(request).__module__.startswith(_PEER_MODEL_MODULE):
             return _peer_response(result)
         return result
 
-    def create_namespace(self, request: Any = None) -> CreateNamespaceResponse:
-        return self._call("create_namespace", request)  # type: ignore[no-any-return]
+    def create_namespace(
+        self, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> CreateNamespaceResponse:
+        return self._call("create_namespace", request, timeout)  # type: ignore[no-any-return]
 
-    def list_namespaces(self, request: Any = None) -> ListNamespacesResponse:
-        return self._call("list_namespaces", request)  # type: ignore[no-any-return]
+    def list_namespaces(
+        self, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> ListNamespacesResponse:
+        return self._call("list_namespaces", request, timeout)  # type: ignore[no-any-return]
 
-    def describe_namespace(self, request: Any = None) -> DescribeNamespaceResponse:
-        return self._call("describe_namespace", request)  # type: ignore[no-any-return]
+    def describe_namespace(
+        self, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> DescribeNamespaceResponse:
+        return self._call("describe_namespace", request, timeout)  # type: ignore[no-any-return]
 
-    def drop_namespace(self, request: Any = None) -> DropNamespaceResponse:
-        return self._call("drop_namespace", request)  # type: ignore[no-any-return]
+    def drop_namespace(
+        self, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> DropNamespaceResponse:
+        return self._call("drop_namespace", request, timeout)  # type: ignore[no-any-return]
 
-    def namespace_exists(self, request: Any = None) -> NamespaceExistsResponse:
-        return self._call("namespace_exists", request)  # type: ignore[no-any-return]
+    def namespace_exists(
+        self, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> NamespaceExistsResponse:
+        return self._call("namespace_exists", request, timeout)  # type: ignore[no-any-return]
 
-    def list_tables(self, request: Any = None) -> ListTablesResponse:
-        return self._call("list_tables", request)  # type: ignore[no-any-return]
+    def list_tables(
+        self, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> ListTablesResponse:
+        return self._call("list_tables", request, timeout)  # type: ignore[no-any-return]
 
-    def list_all_tables(self, request: Any = None) -> ListTablesResponse:
-        return self._call("list_all_tables", request)  # type: ignore[no-any-return]
+    def list_all_tables(
+        self, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> ListTablesResponse:
+        return self._call("list_all_tables", request, timeout)  # type: ignore[no-any-return]
 
-    def register_table(self, request: Any) -> RegisterTableResponse:
-        return self._call("register_table", request)  # type: ignore[no-any-return]
+    def register_table(
+        self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> RegisterTableResponse:
+        return self._call("register_table", request, timeout)  # type: ignore[no-any-return]
 
-    def describe_table(self, request: Any) -> DescribeTableResponse:
-        return self._call("describe_table", request)  # type: ignore[no-any-return]
+    def describe_table(
+        self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> DescribeTableResponse:
+        return self._call("describe_table", request, timeout)  # type: ignore[no-any-return]
 
-    def table_exists(self, request: Any) -> TableExistsResponse:
-        return self._call("table_exists", request)  # type: ignore[no-any-return]
+    def table_exists(
+        self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> TableExistsResponse:
+        return self._call("table_exists", request, timeout)  # type: ignore[no-any-return]
 
-    def drop_table(self, request: Any) -> DropTableResponse:
-        return self._call("drop_table", request)  # type: ignore[no-any-return]
+    def drop_table(self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT) -> DropTableResponse:
+        return self._call("drop_table", request, timeout)  # type: ignore[no-any-return]
 
-    def deregister_table(self, request: Any) -> DeregisterTableResponse:
-        return self._call("deregister_table", request)  # type: ignore[no-any-return]
+    def deregister_table(
+        self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> DeregisterTableResponse:
+        return self._call("deregister_table", request, timeout)  # type: ignore[no-any-return]
 
-    def restore_table(self, request: Any) -> RestoreTableResponse:
-        return self._call("restore_table", request)  # type: ignore[no-any-return]
+    def restore_table(
+        self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> RestoreTableResponse:
+        return self._call("restore_table", request, timeout)  # type: ignore[no-any-return]
 
-    def rename_table(self, request: Any) -> RenameTableResponse:
-        return self._call("rename_table", request)  # type: ignore[no-any-return]
+    def rename_table(
+        self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> RenameTableResponse:
+        return self._call("rename_table", request, timeout)  # type: ignore[no-any-return]
 
-    def list_table_versions(self, request: Any) -> ListTableVersionsResponse:
-        return self._call("list_table_versions", request)  # type: ignore[no-any-return]
+    def list_table_versions(
+        self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> ListTableVersionsResponse:
+        return self._call("list_table_versions", request, timeout)  # type: ignore[no-any-return]
 
-    def declare_table(self, request: Any) -> DeclareTableResponse:
-        return self._call("declare_table", request)  # type: ignore[no-any-return]
+    def declare_table(
+        self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> DeclareTableResponse:
+        return self._call("declare_table", request, timeout)  # type: ignore[no-any-return]
 
 
 assert {op.method for op in OPERATIONS} <= set(vars(SyncLanceNamespace)), "facade misses an op"

@@ -143,6 +143,9 @@ class LanceNamespaceError(Exception):
 
     code: ClassVar[int] = ErrorCode.INTERNAL
     http_status: ClassVar[int] = 500
+    #: True when a retried non-idempotent call got this after an ambiguous failure
+    #: (its own earlier attempt may have succeeded): check the object's state
+    retried_ambiguously: bool = False
 
     def __init__(
         self,

@@ -1,0 +1,454 @@
+"""The HTTP transport every HTTP backend (rest, iceberg, unity) shares.
+
+One place owns the policy, like openai-python's base client:
+
+* one pooled ``httpx.AsyncClient`` per namespace instance, opened on first use
+  (reading a CA bundle is I/O, so not in a constructor) and closed by ``aclose``;
+* timeouts from properties in milliseconds, always set, overridable per call
+  (:mod:`._timeout`);
+* retries with capped exponential backoff and full jitter on connection errors,
+  on read timeouts and broken connections of idempotent calls, and on 429, 502,
+  503 and 504, honouring ``Retry-After`` (seconds or HTTP date) and
+  ``retry-after-ms`` up to a cap; never on other 4xx (409 above all);
+* auth: a static bearer token, an API key header, ``header.*`` extras, or OAuth2
+  client credentials with a cached token refreshed before expiry and on a 401,
+  with exactly one token request in flight however many calls wait;
+* errors: the body's ``ErrorResponse.code`` decides the exception, else the
+  HTTP status; a body that is not JSON (a proxy's HTML 502) is still typed.
+
+**Ambiguous retries.** A non-idempotent call (a create) that failed after its
+request may have reached the server (a 502/504, a connection reset while
+reading) and is then retried can see ``AlreadyExists`` caused by its own first
+attempt. Such an error is raised with ``retried_ambiguously = True`` and says
+so in its message, so the caller can check the object instead of guessing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import email.utils
+import json
+import random
+import ssl
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import anyio
+import attrs
+import httpx
+
+from . import errors
+from ._config import BackendConfig, parse_bool, parse_non_negative_int, parse_positive_int, prop
+from ._timeout import Timeout, UseDefault, current_timeout
+
+__all__ = [
+    "CallState",
+    "HttpConfig",
+    "HttpTransport",
+    "OAuth2ClientCredentials",
+    "error_from_response",
+]
+
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+#: statuses after which a non-idempotent request may have been applied
+AMBIGUOUS_STATUSES = frozenset({502, 504})
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+@attrs.frozen
+class HttpConfig(BackendConfig):
+    """Transport keys every HTTP backend accepts (timeouts in milliseconds)."""
+
+    auth_token: str | None = prop(default=None, secret=True, doc="static bearer token")
+    api_key: str | None = prop(default=None, secret=True, doc="sent as the x-api-key header")
+    credential: str | None = prop(
+        default=None, secret=True, doc="OAuth2 client credentials client_id:client_secret"
+    )
+    oauth2_server_uri: str | None = prop(default=None, doc="OAuth2 token endpoint")
+    scope: str | None = prop(default=None, doc="OAuth2 scope")
+    connect_timeout: int = prop(default=10000, parse=parse_positive_int)
+    read_timeout: int = prop(default=30000, parse=parse_positive_int)
+    max_retries: int = prop(default=3, parse=parse_non_negative_int)
+    retry_backoff_ms: int = prop(default=250, parse=parse_positive_int)
+    retry_max_backoff_ms: int = prop(default=8000, parse=parse_positive_int)
+    retry_after_max_ms: int = prop(default=60000, parse=parse_positive_int)
+    max_connections: int = prop(default=100, parse=parse_positive_int)
+    max_keepalive_connections: int = prop(default=20, parse=parse_positive_int)
+    headers: dict[str, str] = prop(prefix="header.", secret=True)
+    tls_verify: bool = prop("tls.verify", default=True, parse=parse_bool)
+    tls_ca_cert: str | None = prop("tls.ssl_ca_cert", default=None)
+    tls_cert_file: str | None = prop("tls.cert_file", default=None)
+    tls_key_file: str | None = prop("tls.key_file", default=None)
+    tls_assert_hostname: bool = prop("tls.assert_hostname", default=True, parse=parse_bool)
+
+    def __attrs_post_init__(self) -> None:
+        if self.credential is not None and ":" not in self.credential:
+            raise errors.InvalidInputError(
+                "configuration key 'credential' must be client_id:client_secret"
+            )
+        if self.tls_key_file and not self.tls_cert_file:
+            raise errors.InvalidInputError("'tls.key_file' needs 'tls.cert_file'")
+        if self.retry_max_backoff_ms < self.retry_backoff_ms:
+            raise errors.InvalidInputError("'retry_max_backoff_ms' must be >= 'retry_backoff_ms'")
+
+    def timeout(self) -> Timeout:
+        return Timeout.from_millis(self.connect_timeout, self.read_timeout)
+
+
+@attrs.define
+class CallState:
+    """What one logical call asks of the transport, and what happened to it."""
+
+    idempotent: bool
+    headers: dict[str, str] = attrs.field(factory=dict)
+    attempts: int = 0
+    retried_ambiguously: bool = False
+    response: httpx.Response | None = None
+
+
+_CALL: contextvars.ContextVar[CallState | None] = contextvars.ContextVar(
+    "lance_namespace_async_call", default=None
+)
+
+
+def _retry_after_seconds(headers: httpx.Headers, now: float | None = None) -> float | None:
+    """The server's requested wait: ``retry-after-ms``, or ``Retry-After`` seconds/date."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        with contextlib.suppress(ValueError):
+            return max(0.0, float(millis) / 1000)
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    with contextlib.suppress(ValueError):
+        return max(0.0, float(value))
+    parsed = email.utils.parsedate_to_datetime(value) if value.strip() else None
+    if parsed is None:
+        return None
+    return max(0.0, parsed.timestamp() - (time.time() if now is None else now))
+
+
+class _RetryingTransport(httpx.AsyncBaseTransport):
+    """Retries beneath auth, so a refreshed token is used by every later attempt."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, config: HttpConfig) -> None:
+        self._inner = inner
+        self._config = config
+
+    def _backoff(self, attempt: int) -> float:
+        cap = self._config.retry_max_backoff_ms / 1000
+        base = self._config.retry_backoff_ms / 1000
+        return random.uniform(0, min(cap, base * (2**attempt)))
+
+    def _delay(self, attempt: int, response: httpx.Response | None) -> float:
+        if response is not None:
+            wanted = _retry_after_seconds(response.headers)
+            if wanted is not None:
+                return min(wanted, self._config.retry_after_max_ms / 1000)
+        return self._backoff(attempt)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        state = _CALL.get() or CallState(idempotent=request.method in ("GET", "HEAD"))
+        timeout = current_timeout()
+        if not isinstance(timeout, UseDefault):
+            request.extensions["timeout"] = (
+                httpx.Timeout(None).as_dict()
+                if timeout is None
+                else httpx.Timeout(
+                    connect=timeout.connect,
+                    read=timeout.read,
+                    write=timeout.write,
+                    pool=timeout.pool,
+                ).as_dict()
+            )
+        attempt = 0
+        while True:
+            state.attempts += 1
+            response: httpx.Response | None = None
+            try:
+                response = await self._inner.handle_async_request(request)
+            except httpx.TransportError as exc:
+                reached_server = not isinstance(exc, _NOT_SENT)
+                if attempt >= self._config.max_retries or (reached_server and not state.idempotent):
+                    raise
+                if reached_server:
+                    state.retried_ambiguously = True
+            else:
+                if response.status_code not in RETRY_STATUSES or (
+                    attempt >= self._config.max_retries
+                ):
+                    state.response = response
+                    return response
+                if response.status_code in AMBIGUOUS_STATUSES and not state.idempotent:
+                    state.retried_ambiguously = True
+                await response.aread()
+                await response.aclose()
+            await anyio.sleep(self._delay(attempt, response))
+            attempt += 1
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class OAuth2ClientCredentials:
+    """OAuth2 client-credentials tokens: cached, refreshed early and on 401, single-flight."""
+
+    def __init__(
+        self, token_url: str, client_id: str, client_secret: str, scope: str | None
+    ) -> None:
+        self.token_url = token_url
+        self._client_id = client_id
+        self._client_secret = client_secret
+        self._scope = scope
+        self._token: str | None = None
+        self._expires_at = 0.0
+        self._lock = anyio.Lock()
+        self.requests = 0
+
+    def __repr__(self) -> str:
+        return f"OAuth2ClientCredentials(token_url={self.token_url!r}, client_id=***)"
+
+    def _fresh(self) -> bool:
+        return self._token is not None and time.monotonic() < self._expires_at
+
+    async def token(self, client: httpx.AsyncClient) -> str:
+        if self._fresh():
+            assert self._token is not None
+            return self._token
+        return await self.refresh(client, stale=None)
+
+    async def refresh(self, client: httpx.AsyncClient, *, stale: str | None) -> str:
+        """Fetch a token unless another caller already replaced ``stale``."""
+        async with self._lock:
+            if self._token is not None and self._token != stale and self._fresh():
+                return self._token
+            self.requests += 1
+            form = {
+                "grant_type": "client_credentials",
+                "client_id": self._client_id,
+                "client_secret": self._client_secret,
+            }
+            if self._scope:
+                form["scope"] = self._scope
+            token_call = CallState(idempotent=True)
+            reset = _CALL.set(token_call)
+            try:
+                response = await client.post(self.token_url, data=form, auth=httpx.Auth())
+            finally:
+                _CALL.reset(reset)
+            if response.status_code != 200:
+                raise errors.UnauthenticatedError(
+                    f"token request to {self.token_url} failed with HTTP {response.status_code}"
+                )
+            try:
+                body = response.json()
+                token = str(body["access_token"])
+            except (ValueError, KeyError, TypeError):
+                raise errors.UnauthenticatedError(
+                    f"token endpoint {self.token_url} returned no access_token"
+                ) from None
+            lifetime = float(body.get("expires_in") or 3600)
+            margin = min(60.0, lifetime * 0.1)
+            self._token = token
+            self._expires_at = time.monotonic() + max(0.0, lifetime - margin)
+            return token
+
+
+class _Auth(httpx.Auth):
+    """Bearer token or OAuth2 on every request; one refresh and retry on a 401."""
+
+    def __init__(self, config: HttpConfig, oauth: OAuth2ClientCredentials | None) -> None:
+        self._config = config
+        self._oauth = oauth
+        self.client: httpx.AsyncClient | None = None
+
+    async def async_auth_flow(
+        self, request: httpx.Request
+    ) -> Any:  # AsyncGenerator[httpx.Request, httpx.Response]
+        state = _CALL.get()
+        if state is not None:
+            for name, value in state.headers.items():
+                request.headers[name] = value
+        if self._config.api_key and "x-api-key" not in request.headers:
+            request.headers["x-api-key"] = self._config.api_key
+        if "authorization" in request.headers:
+            yield request  # an explicit per-call header wins
+            return
+        token: str | None = None
+        if self._oauth is not None:
+            assert self.client is not None
+            token = await self._oauth.token(self.client)
+        elif self._config.auth_token:
+            token = self._config.auth_token
+        if token is not None:
+            request.headers["Authorization"] = f"Bearer {token}"
+        response = yield request
+        if response.status_code == 401 and self._oauth is not None:
+            assert self.client is not None
+            token = await self._oauth.refresh(self.client, stale=token)
+            request.headers["Authorization"] = f"Bearer {token}"
+            yield request
+
+
+def _ssl_context(config: HttpConfig) -> ssl.SSLContext | bool:
+    if not config.tls_verify:
+        return False
+    context = ssl.create_default_context(cafile=config.tls_ca_cert)
+    if not config.tls_assert_hostname:
+        context.check_hostname = False
+    if config.tls_cert_file:
+        context.load_cert_chain(config.tls_cert_file, config.tls_key_file)
+    return context
+
+
+class HttpTransport:
+    """The pooled client of one namespace instance, with the shared policy."""
+
+    def __init__(
+        self,
+        config: HttpConfig,
+        *,
+        base_url: str,
+        default_token_url: str | None = None,
+    ) -> None:
+        self.config = config
+        self.base_url = base_url.rstrip("/")
+        self.oauth: OAuth2ClientCredentials | None = None
+        if config.credential:
+            client_id, _, client_secret = config.credential.partition(":")
+            token_url = config.oauth2_server_uri or default_token_url
+            if not token_url:
+                raise errors.InvalidInputError(
+                    "'credential' needs 'oauth2_server_uri' (the token endpoint)"
+                )
+            self.oauth = OAuth2ClientCredentials(token_url, client_id, client_secret, config.scope)
+        self._client: httpx.AsyncClient | None = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"HttpTransport(base_url={self.base_url!r})"
+
+    def client(self) -> httpx.AsyncClient:
+        """The pooled client, created on first use."""
+        if self._closed:
+            raise errors.InvalidInputError("this namespace is closed")
+        if self._client is None:
+            config = self.config
+            try:
+                verify = _ssl_context(config)
+            except (OSError, ssl.SSLError) as exc:
+                raise errors.InvalidInputError(f"TLS configuration: {exc}") from None
+            inner = httpx.AsyncHTTPTransport(
+                verify=verify,
+                limits=httpx.Limits(
+                    max_connections=config.max_connections,
+                    max_keepalive_connections=config.max_keepalive_connections,
+                ),
+            )
+            auth = _Auth(config, self.oauth)
+            timeout = config.timeout()
+            self._client = httpx.AsyncClient(
+                base_url=self.base_url,
+                transport=_RetryingTransport(inner, config),
+                auth=auth,
+                headers=dict(config.headers),
+                timeout=httpx.Timeout(
+                    connect=timeout.connect,
+                    read=timeout.read,
+                    write=timeout.write,
+                    pool=timeout.pool,
+                ),
+                follow_redirects=False,
+            )
+            auth.client = self._client
+        return self._client
+
+    @contextlib.contextmanager
+    def call(
+        self, *, idempotent: bool, headers: Mapping[str, str] | None = None
+    ) -> Iterator[CallState]:
+        """Scope one logical call (all its attempts) for the transport."""
+        state = CallState(idempotent=idempotent, headers=dict(headers or {}))
+        token = _CALL.set(state)
+        try:
+            yield state
+        finally:
+            _CALL.reset(token)
+
+    async def aclose(self) -> None:
+        self._closed = True
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+
+def _status_error(status: int) -> type[errors.LanceNamespaceError] | None:
+    return {
+        400: errors.InvalidInputError,
+        401: errors.UnauthenticatedError,
+        403: errors.PermissionDeniedError,
+        406: errors.UnsupportedOperationError,
+        413: errors.InvalidInputError,
+        422: errors.InvalidInputError,
+        429: errors.ThrottlingError,
+        503: errors.ServiceUnavailableError,
+    }.get(status)
+
+
+def error_from_response(
+    status: int,
+    content: bytes,
+    *,
+    not_found: type[errors.LanceNamespaceError],
+    conflict: type[errors.LanceNamespaceError],
+    what: str,
+    retried_ambiguously: bool = False,
+) -> errors.LanceNamespaceError:
+    """The typed error of a failed HTTP response; never a JSON decoding error."""
+    message = ""
+    error: errors.LanceNamespaceError | None = None
+    body: Any = None
+    with contextlib.suppress(ValueError, UnicodeDecodeError):
+        body = json.loads(content) if content else None
+    if isinstance(body, dict):
+        nested = body.get("error")
+        if isinstance(nested, dict):  # Iceberg-style {"error": {"message", "code"}}
+            message = str(nested.get("message") or "")
+        else:
+            message = str(body.get("error") or body.get("message") or "")
+        code = body.get("code")
+        detail = body.get("detail") if isinstance(body.get("detail"), str) else None
+        instance = body.get("instance") if isinstance(body.get("instance"), str) else None
+        if isinstance(code, int) and not isinstance(code, bool) and 0 <= code <= 23:
+            text = f"{what}: {message}" if message else what
+            error = errors.from_code(code, text, detail=detail, instance=instance)
+    if error is None:
+        text = f"{what}: {message}" if message else f"{what}: HTTP {status}"
+        if status == 404:
+            error = not_found(text)
+        elif status == 409:
+            error = conflict(text)
+        elif (cls := _status_error(status)) is not None:
+            error = cls(text)
+        elif status >= 500:
+            error = errors.InternalError(text)
+        else:
+            error = errors.InvalidInputError(text)
+    if retried_ambiguously and isinstance(error, errors.AlreadyExistsError):
+        error = type(error)(
+            f"{error.message} (an earlier attempt of this call failed ambiguously and may "
+            "have created it)",
+            detail=error.detail,
+            instance=error.instance,
+        )
+        error.retried_ambiguously = True
+    return error
+
+
+def transport_error(exc: httpx.HTTPError, what: str) -> errors.LanceNamespaceError:
+    """A network failure that survived the retries."""
+    if isinstance(exc, httpx.TimeoutException):
+        return errors.ServiceUnavailableError(f"{what}: timed out ({type(exc).__name__})")
+    return errors.ServiceUnavailableError(f"{what}: {type(exc).__name__}: {exc}")

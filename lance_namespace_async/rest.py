@@ -1,0 +1,436 @@
+"""The Lance REST namespace (seed 002, "Lance REST Namespace"): ``impl="rest"``.
+
+Every operation goes through the client generated from spec/rest.yaml
+(``asyncio_detailed``), over the shared HTTP transport (:mod:`._http`), which
+owns pooling, timeouts, retries, auth and error mapping. Properties are the
+ones pylance's ``RestNamespace`` takes (``uri``, ``delimiter``, ``header.*``,
+``tls.*``) plus the transport keys. The root namespace is addressed as the
+protocol does: by the bare delimiter (``/v1/namespace/$/list``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar, Self
+
+import attrs
+import httpx
+
+from . import errors
+from ._base import AsyncLanceNamespace
+from ._config import prop
+from ._http import HttpConfig, HttpTransport, error_from_response, transport_error
+from ._identifiers import Identifier, join_identifier, validate_identifier
+from .models import (
+    UNSET,
+    CreateNamespaceRequest,
+    CreateNamespaceResponse,
+    DeclareTableRequest,
+    DeclareTableResponse,
+    DeregisterTableRequest,
+    DeregisterTableResponse,
+    DescribeNamespaceRequest,
+    DescribeNamespaceResponse,
+    DescribeTableRequest,
+    DescribeTableResponse,
+    DropNamespaceRequest,
+    DropNamespaceResponse,
+    DropTableRequest,
+    DropTableResponse,
+    ListAllTablesRequest,
+    ListNamespacesRequest,
+    ListNamespacesResponse,
+    ListTablesRequest,
+    ListTablesResponse,
+    ListTableVersionsRequest,
+    ListTableVersionsResponse,
+    NamespaceExistsRequest,
+    NamespaceExistsResponse,
+    RegisterTableRequest,
+    RegisterTableResponse,
+    RenameTableRequest,
+    RenameTableResponse,
+    RestoreTableRequest,
+    RestoreTableResponse,
+    TableExistsRequest,
+    TableExistsResponse,
+)
+
+__all__ = ["RestConfig", "RestNamespace"]
+
+
+def _http_uri(value: str) -> str:
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("must start with http:// or https://")
+    return value.rstrip("/")
+
+
+def _delimiter(value: str) -> str:
+    if not value:
+        raise ValueError("must not be empty")
+    return value
+
+
+@attrs.frozen
+class RestConfig(HttpConfig):
+    """Properties of ``impl="rest"`` (timeouts in milliseconds)."""
+
+    ignored_keys: ClassVar[frozenset[str]] = frozenset({"tls.reload_interval_seconds"})
+
+    uri: str = prop(parse=_http_uri, doc="the server, e.g. http://127.0.0.1:2333")
+    delimiter: str = prop(default="$", parse=_delimiter)
+
+
+Api = Callable[..., Awaitable[Any]]
+
+
+class RestNamespace(AsyncLanceNamespace):
+    """``impl="rest"``: a client of any Lance REST Namespace server."""
+
+    impl_name: ClassVar[str] = "rest"
+    config: RestConfig
+
+    def __init__(self, config: RestConfig) -> None:
+        super().__init__(config)
+        self.delimiter = config.delimiter
+        self.transport = HttpTransport(config, base_url=config.uri)
+        self._generated: Any = None
+
+    @classmethod
+    def from_properties(cls, properties: Any) -> Self:
+        return cls(RestConfig.from_properties(properties))
+
+    def namespace_id(self) -> str:
+        return f"RestNamespace(uri={self.config.uri!r}, delimiter={self.delimiter!r})"
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()
+
+    # -- plumbing --------------------------------------------------------------
+
+    def _client(self) -> Any:
+        if self._generated is None:
+            from lance_namespace_rest_client.client import Client
+
+            generated = Client(base_url=self.config.uri, raise_on_unexpected_status=False)
+            generated.set_async_httpx_client(self.transport.client())
+            self._generated = generated
+        return self._generated
+
+    def _path_id(self, parts: Identifier) -> str:
+        """The ``{id}`` path parameter; the root is the bare delimiter."""
+        return join_identifier(parts, self.delimiter) if parts else self.delimiter
+
+    def _ids(self, body: dict[str, Any], *, allow_root: bool, what: str) -> Identifier:
+        value = body.get("id")
+        return validate_identifier(
+            value if isinstance(value, list) else None,
+            delimiter=self.delimiter,
+            allow_root=allow_root,
+            what=what,
+        )
+
+    def _query(self) -> dict[str, Any]:
+        return {"delimiter": self.delimiter} if self.delimiter != "$" else {}
+
+    @staticmethod
+    def _headers(body: dict[str, Any]) -> dict[str, str]:
+        """Request context ``header.*`` entries and identity become HTTP headers."""
+        headers: dict[str, str] = {}
+        context = body.get("context")
+        if isinstance(context, dict):
+            for key, value in context.items():
+                if key.startswith("header.") and len(key) > len("header."):
+                    headers[key[len("header.") :]] = str(value)
+        identity = body.get("identity")
+        if isinstance(identity, dict):
+            if identity.get("api_key"):
+                headers["x-api-key"] = str(identity["api_key"])
+            if identity.get("auth_token"):
+                headers["Authorization"] = f"Bearer {identity['auth_token']}"
+        return headers
+
+    async def _send(
+        self,
+        api: Api,
+        *args: Any,
+        what: str,
+        idempotent: bool,
+        not_found: type[errors.LanceNamespaceError],
+        conflict: type[errors.LanceNamespaceError] = errors.ConcurrentModificationError,
+        headers: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """One protocol call: the generated function, the transport policy, typed errors."""
+        client = self._client()
+        with self.transport.call(idempotent=idempotent, headers=headers) as state:
+            try:
+                response = await api(*args, client=client, **self._query(), **kwargs)
+                status, content, parsed = response.status_code, response.content, response.parsed
+            except httpx.HTTPError as exc:
+                raise transport_error(exc, what) from exc
+            except (ValueError, KeyError, TypeError):
+                # the generated parser met a body off the spec (an HTML 502, ...)
+                final = state.response
+                if final is None:
+                    raise
+                status, content, parsed = final.status_code, final.content, None
+                if status == 200:
+                    raise errors.InternalError(f"{what}: malformed response body") from None
+        if status == 200:
+            return parsed
+        raise error_from_response(
+            int(status),
+            content,
+            not_found=not_found,
+            conflict=conflict,
+            what=what,
+            retried_ambiguously=state.retried_ambiguously,
+        )
+
+    @staticmethod
+    def _api(tag: str, name: str) -> Api:
+        import importlib
+
+        module = importlib.import_module(f"lance_namespace_rest_client.api.{tag}.{name}")
+        function: Api = module.asyncio_detailed
+        return function
+
+    # -- namespaces --------------------------------------------------------------
+
+    async def _create_namespace(self, request: CreateNamespaceRequest) -> CreateNamespaceResponse:
+        body = request.to_dict()
+        parts = self._ids(body, allow_root=False, what="namespace id")
+        result: CreateNamespaceResponse = await self._send(
+            self._api("namespace", "create_namespace"),
+            self._path_id(parts),
+            body=request,
+            what=f"CreateNamespace {'.'.join(parts)}",
+            idempotent=False,
+            not_found=errors.NamespaceNotFoundError,
+            conflict=errors.NamespaceAlreadyExistsError,
+            headers=self._headers(body),
+        )
+        return result
+
+    async def _list_namespaces(self, request: ListNamespacesRequest) -> ListNamespacesResponse:
+        body = request.to_dict()
+        parts = self._ids(body, allow_root=True, what="namespace id")
+        result: ListNamespacesResponse = await self._send(
+            self._api("namespace", "list_namespaces"),
+            self._path_id(parts),
+            page_token=request.page_token,
+            limit=request.limit,
+            what=f"ListNamespaces {'.'.join(parts) or '<root>'}",
+            idempotent=True,
+            not_found=errors.NamespaceNotFoundError,
+            headers=self._headers(body),
+        )
+        return result
+
+    async def _describe_namespace(
+        self, request: DescribeNamespaceRequest
+    ) -> DescribeNamespaceResponse:
+        body = request.to_dict()
+        parts = self._ids(body, allow_root=True, what="namespace id")
+        result: DescribeNamespaceResponse = await self._send(
+            self._api("namespace", "describe_namespace"),
+            self._path_id(parts),
+            body=request,
+            what=f"DescribeNamespace {'.'.join(parts) or '<root>'}",
+            idempotent=True,
+            not_found=errors.NamespaceNotFoundError,
+            headers=self._headers(body),
+        )
+        return result
+
+    async def _drop_namespace(self, request: DropNamespaceRequest) -> DropNamespaceResponse:
+        body = request.to_dict()
+        parts = self._ids(body, allow_root=False, what="namespace id")
+        result: DropNamespaceResponse = await self._send(
+            self._api("namespace", "drop_namespace"),
+            self._path_id(parts),
+            body=request,
+            what=f"DropNamespace {'.'.join(parts)}",
+            idempotent=False,
+            not_found=errors.NamespaceNotFoundError,
+            conflict=errors.NamespaceNotEmptyError,
+            headers=self._headers(body),
+        )
+        return result
+
+    async def _namespace_exists(self, request: NamespaceExistsRequest) -> NamespaceExistsResponse:
+        body = request.to_dict()
+        parts = self._ids(body, allow_root=True, what="namespace id")
+        await self._send(
+            self._api("namespace", "namespace_exists"),
+            self._path_id(parts),
+            body=request,
+            what=f"NamespaceExists {'.'.join(parts) or '<root>'}",
+            idempotent=True,
+            not_found=errors.NamespaceNotFoundError,
+            headers=self._headers(body),
+        )
+        return NamespaceExistsResponse()
+
+    # -- tables ----------------------------------------------------------------------
+
+    async def _list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
+        body = request.to_dict()
+        parts = self._ids(body, allow_root=True, what="namespace id")
+        result: ListTablesResponse = await self._send(
+            self._api("namespace", "list_tables"),
+            self._path_id(parts),
+            page_token=request.page_token,
+            limit=request.limit,
+            include_declared=request.include_declared,
+            what=f"ListTables {'.'.join(parts) or '<root>'}",
+            idempotent=True,
+            not_found=errors.NamespaceNotFoundError,
+            headers=self._headers(body),
+        )
+        return result
+
+    async def _list_all_tables(self, request: ListAllTablesRequest) -> ListTablesResponse:
+        body = request.to_dict()
+        client = self._client()
+        delimiter = body.get("delimiter")
+        kwargs: dict[str, Any] = {
+            "page_token": request.page_token,
+            "limit": request.limit,
+            "include_declared": request.include_declared,
+        }
+        api = self._api("table", "list_all_tables")
+        with self.transport.call(idempotent=True, headers=self._headers(body)) as state:
+            try:
+                response = await api(
+                    client=client,
+                    delimiter=delimiter if isinstance(delimiter, str) else UNSET,
+                    **kwargs,
+                )
+            except httpx.HTTPError as exc:
+                raise transport_error(exc, "ListAllTables") from exc
+            except (ValueError, KeyError, TypeError):
+                final = state.response
+                if final is None or final.status_code == 200:
+                    raise errors.InternalError("ListAllTables: malformed response") from None
+                response = final
+        if response.status_code == 200:
+            result: ListTablesResponse = response.parsed
+            return result
+        raise error_from_response(
+            int(response.status_code),
+            response.content,
+            not_found=errors.NamespaceNotFoundError,
+            conflict=errors.ConcurrentModificationError,
+            what="ListAllTables",
+        )
+
+    def _table(self, body: dict[str, Any]) -> Identifier:
+        return self._ids(body, allow_root=False, what="table id")
+
+    async def _table_call(
+        self,
+        operation: str,
+        module: str,
+        request: Any,
+        *,
+        idempotent: bool,
+        conflict: type[errors.LanceNamespaceError] = errors.ConcurrentModificationError,
+        with_body: bool = True,
+        **kwargs: Any,
+    ) -> Any:
+        body = request.to_dict()
+        parts = self._table(body)
+        if with_body:
+            kwargs["body"] = request
+        return await self._send(
+            self._api("table", module),
+            self._path_id(parts),
+            what=f"{operation} {'.'.join(parts)}",
+            idempotent=idempotent,
+            not_found=errors.TableNotFoundError,
+            conflict=conflict,
+            headers=self._headers(body),
+            **kwargs,
+        )
+
+    async def _register_table(self, request: RegisterTableRequest) -> RegisterTableResponse:
+        result: RegisterTableResponse = await self._table_call(
+            "RegisterTable",
+            "register_table",
+            request,
+            idempotent=False,
+            conflict=errors.TableAlreadyExistsError,
+        )
+        return result
+
+    async def _declare_table(self, request: DeclareTableRequest) -> DeclareTableResponse:
+        result: DeclareTableResponse = await self._table_call(
+            "DeclareTable",
+            "declare_table",
+            request,
+            idempotent=False,
+            conflict=errors.TableAlreadyExistsError,
+        )
+        return result
+
+    async def _describe_table(self, request: DescribeTableRequest) -> DescribeTableResponse:
+        result: DescribeTableResponse = await self._table_call(
+            "DescribeTable",
+            "describe_table",
+            request,
+            idempotent=True,
+            with_table_uri=request.with_table_uri,
+            load_detailed_metadata=request.load_detailed_metadata,
+            check_declared=request.check_declared,
+        )
+        return result
+
+    async def _table_exists(self, request: TableExistsRequest) -> TableExistsResponse:
+        await self._table_call("TableExists", "table_exists", request, idempotent=True)
+        return TableExistsResponse()
+
+    async def _drop_table(self, request: DropTableRequest) -> DropTableResponse:
+        result: DropTableResponse = await self._table_call(
+            "DropTable", "drop_table", request, idempotent=False, with_body=False
+        )
+        return result
+
+    async def _deregister_table(self, request: DeregisterTableRequest) -> DeregisterTableResponse:
+        result: DeregisterTableResponse = await self._table_call(
+            "DeregisterTable", "deregister_table", request, idempotent=False
+        )
+        return result
+
+    async def _restore_table(self, request: RestoreTableRequest) -> RestoreTableResponse:
+        result: RestoreTableResponse = await self._table_call(
+            "RestoreTable", "restore_table", request, idempotent=False
+        )
+        return result
+
+    async def _rename_table(self, request: RenameTableRequest) -> RenameTableResponse:
+        result: RenameTableResponse = await self._table_call(
+            "RenameTable",
+            "rename_table",
+            request,
+            idempotent=False,
+            conflict=errors.TableAlreadyExistsError,
+        )
+        return result
+
+    async def _list_table_versions(
+        self, request: ListTableVersionsRequest
+    ) -> ListTableVersionsResponse:
+        result: ListTableVersionsResponse = await self._table_call(
+            "ListTableVersions",
+            "list_table_versions",
+            request,
+            idempotent=True,
+            with_body=False,
+            page_token=request.page_token,
+            limit=request.limit,
+            descending=request.descending,
+            branch=request.branch,
+        )
+        return result
