@@ -124,8 +124,9 @@ def _retry_after_seconds(headers: httpx.Headers, now: float | None = None) -> fl
         return None
     with contextlib.suppress(ValueError):
         return max(0.0, float(value))
-    parsed = email.utils.parsedate_to_datetime(value) if value.strip() else None
-    if parsed is None:
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
         return None
     return max(0.0, parsed.timestamp() - (time.time() if now is None else now))
 
