@@ -18,12 +18,13 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Mapping
-from contextlib import ExitStack
+from concurrent.futures import Future
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
+import anyio
 import lance_namespace
-from anyio.from_thread import BlockingPortal, start_blocking_portal
+from anyio.from_thread import BlockingPortal
 
 from . import errors
 from ._base import OPERATIONS, AsyncLanceNamespace
@@ -74,6 +75,34 @@ def _compat_error(exc: errors.LanceNamespaceError) -> errors.LanceNamespaceError
     return twin
 
 
+def _start_portal() -> tuple[BlockingPortal, threading.Thread]:
+    """An event loop on a daemon thread, owned by nothing that finalizers touch.
+
+    anyio's ``start_blocking_portal`` context manager, if never exited, is closed
+    by interpreter finalization, which waits on the (frozen) loop thread forever.
+    A daemon thread we own simply ends with the process when a facade is never
+    closed; ``close()`` stops it cleanly.
+    """
+    started: Future[BlockingPortal] = Future()
+
+    async def serve() -> None:
+        async with BlockingPortal() as portal:
+            started.set_result(portal)
+            await portal.sleep_until_stopped()
+
+    def run() -> None:
+        try:
+            anyio.run(serve)
+        except BaseException as exc:  # pragma: no cover - surfaced to the starter
+            if not started.done():
+                started.set_exception(exc)
+            raise
+
+    thread = threading.Thread(target=run, name="lance-namespace-async-portal", daemon=True)
+    thread.start()
+    return started.result(), thread
+
+
 def _peer_response(result: Any) -> Any:
     """Our generated response model as the lance_namespace (pydantic) model."""
     peer = getattr(lance_namespace, type(result).__name__, None)
@@ -99,7 +128,7 @@ class SyncLanceNamespace(_LanceNamespaceBase):
         self._properties = dict(properties or {})
         self._namespace: AsyncLanceNamespace = resolve_impl(impl).from_properties(self._properties)
         self._portal: BlockingPortal | None = None
-        self._stack: ExitStack | None = None
+        self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._closed = False
 
@@ -118,9 +147,7 @@ class SyncLanceNamespace(_LanceNamespaceBase):
             if self._closed:
                 raise errors.InvalidInputError("this SyncLanceNamespace is closed")
             if self._portal is None:
-                stack = ExitStack()
-                self._portal = stack.enter_context(start_blocking_portal())
-                self._stack = stack
+                self._portal, self._thread = _start_portal()
             return self._portal
 
     def close(self) -> None:
@@ -129,13 +156,14 @@ class SyncLanceNamespace(_LanceNamespaceBase):
             if self._closed:
                 return
             self._closed = True
-            portal, stack = self._portal, self._stack
-            self._portal = self._stack = None
-        if portal is not None and stack is not None:
+            portal, thread = self._portal, self._thread
+            self._portal = self._thread = None
+        if portal is not None and thread is not None:
             try:
                 portal.call(self._namespace.aclose)
             finally:
-                stack.close()
+                portal.call(portal.stop)
+                thread.join()
 
     def __enter__(self) -> Self:
         return self

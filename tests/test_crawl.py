@@ -136,3 +136,55 @@ async def test_namespaces_dropped_during_the_walk_are_skipped() -> None:
     assert ("ns1", "t0") not in found
     assert ("ns0", "t0") in found
     assert ("ns2", "t1") in found
+
+
+class LazyWideCatalog(AsyncLanceNamespace):
+    """Namespaces of generated table names, produced page by page, never all in memory."""
+
+    impl_name = "lazy"
+
+    def __init__(self, namespaces: int, tables: int) -> None:
+        self.namespaces = namespaces
+        self.tables = tables
+
+    @staticmethod
+    def _page(count: int, prefix: str, request: Any) -> tuple[list[str], str | None]:
+        start = int(request.page_token) if request.page_token else 0
+        size = request.limit or count
+        stop = min(count, start + size)
+        names = [f"{prefix}{i:07d}" for i in range(start, stop)]
+        return names, (str(stop) if stop < count else None)
+
+    async def _list_namespaces(self, request: Any) -> ListNamespacesResponse:
+        if request.id:
+            return ListNamespacesResponse(namespaces=[])
+        names, token = self._page(self.namespaces, "ns", request)
+        return ListNamespacesResponse(namespaces=names, page_token=token)
+
+    async def _list_tables(self, request: Any) -> ListTablesResponse:
+        if not request.id:
+            return ListTablesResponse(tables=[])
+        names, token = self._page(self.tables, "t", request)
+        return ListTablesResponse(tables=names, page_token=token)
+
+
+async def crawl_peak_bytes(namespaces: int, tables: int) -> int:
+    import tracemalloc
+
+    catalog = LazyWideCatalog(namespaces, tables)
+    tracemalloc.start()
+    try:
+        count = 0
+        async for _ in lna.crawl(catalog, concurrency=16, page_size=500):
+            count += 1
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert count == namespaces * tables
+    return peak
+
+
+async def test_memory_does_not_grow_with_the_catalog() -> None:
+    small = await crawl_peak_bytes(namespaces=4, tables=2_000)
+    large = await crawl_peak_bytes(namespaces=20, tables=2_000)
+    assert large < small * 1.5 + 256 * 1024, (small, large)
