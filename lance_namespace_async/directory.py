@@ -26,6 +26,8 @@ through pylance's own DirectoryNamespace.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import re
 from collections.abc import Callable
@@ -186,7 +188,14 @@ class DirectoryNamespace(AsyncLanceNamespace):
         return cls(DirectoryConfig.from_properties(properties))
 
     def namespace_id(self) -> str:
-        return f"DirectoryNamespace(root={self.root!r})"
+        """Equal for equal settings (pylance shares caches by it), secrets only as a digest."""
+        if not (self.config.storage or self.config.credential_vendor):
+            return f"DirectoryNamespace(root={self.root!r})"
+        settings = json.dumps(
+            [sorted(self.config.storage.items()), sorted(self.config.credential_vendor.items())]
+        )
+        digest = hashlib.sha256(settings.encode()).hexdigest()[:12]
+        return f"DirectoryNamespace(root={self.root!r}, options={digest})"
 
     # -- plumbing --------------------------------------------------------------
 

@@ -572,6 +572,10 @@ def test_secrets_in_storage_options_never_show(tmp_path: Path) -> None:
     assert "TOPSECRET" not in repr(namespace.config)
     assert "TOPSECRET" not in str(namespace.config.redacted_properties())
     assert namespace.config.storage == {"aws_secret_access_key": "TOPSECRET"}
+    assert "TOPSECRET" not in namespace.namespace_id()
+    other = lna.connect("dir", {"root": str(tmp_path), "storage.aws_secret_access_key": "OTHER"})
+    plain = lna.connect("dir", {"root": str(tmp_path)})
+    assert len({namespace.namespace_id(), other.namespace_id(), plain.namespace_id()}) == 3
 
 
 async def test_relative_root_is_resolved_against_the_working_directory(
