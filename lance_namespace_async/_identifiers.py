@@ -76,8 +76,10 @@ def validate_identifier(
     """Validate every name of an identifier and return it as a tuple."""
     if parts is None:
         parts = ()
-    if isinstance(parts, str):
-        raise InvalidInputError(f"{what} must be a list of names, got a string {parts!r}")
+    if isinstance(parts, str) or not isinstance(parts, list | tuple):
+        raise InvalidInputError(
+            f"{what} must be a list of names, got {type(parts).__name__} {parts!r}"
+        )
     result = tuple(
         validate_name(p, delimiter=delimiter, storage_backed=storage_backed, what=f"{what} part")
         for p in parts

@@ -225,7 +225,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
 
     def _namespace_id(self, value: Any, *, allow_root: bool = True) -> Identifier:
         return validate_identifier(
-            value if isinstance(value, list) else None,
+            value,
             delimiter=self.delimiter,
             storage_backed=True,
             allow_root=allow_root,
@@ -234,7 +234,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
 
     def _table_id(self, value: Any) -> Identifier:
         return validate_identifier(
-            value if isinstance(value, list) else None,
+            value,
             delimiter=self.delimiter,
             storage_backed=True,
             allow_root=False,
@@ -702,7 +702,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
         )
         target_namespace = (
             self._namespace_id(body["new_namespace_id"])
-            if isinstance(body.get("new_namespace_id"), list)
+            if body.get("new_namespace_id") is not None
             else table[:-1]
         )
         target = (*target_namespace, new_name)

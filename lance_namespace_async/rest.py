@@ -124,7 +124,7 @@ class RestNamespace(AsyncLanceNamespace):
     def _ids(self, body: dict[str, Any], *, allow_root: bool, what: str) -> Identifier:
         value = body.get("id")
         return validate_identifier(
-            value if isinstance(value, list) else None,
+            value,
             delimiter=self.delimiter,
             allow_root=allow_root,
             what=what,

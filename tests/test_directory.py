@@ -594,3 +594,13 @@ def test_constructor_touches_no_disk(tmp_path: Path) -> None:
 
 def test_every_operation_is_implemented() -> None:
     assert DirectoryNamespace.list_operations() == [op.method for op in lna.OPERATIONS]
+
+
+@pytest.mark.parametrize("bad_id", ["zzz", 7, {"a": 1}, ["a", 3]])
+async def test_an_id_that_is_not_a_list_of_names_is_invalid_input(
+    ns: DirectoryNamespace, bad_id: object
+) -> None:
+    with pytest.raises(errors.InvalidInputError):
+        await ns.describe_namespace({"id": bad_id})
+    with pytest.raises(errors.InvalidInputError):
+        await ns.list_namespaces({"id": bad_id})

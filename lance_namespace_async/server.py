@@ -1,0 +1,525 @@
+"""The REST adapter: any backend served as a Lance REST Namespace (spec/rest.yaml).
+
+The Lance Namespace specification calls a server that exposes some other
+catalog over the REST protocol an *adapter*. :func:`create_app` builds one as an
+ASGI application (Starlette) around any :class:`AsyncLanceNamespace`, so a
+directory catalog, a Glue catalog or a third-party backend becomes reachable
+from every REST client (pylance's Rust ``RestNamespace`` included)::
+
+    app = create_app(lance_namespace_async.connect("dir", {"root": "/data"}))
+    # uvicorn module:app, or serve(...) below
+
+What the adapter guarantees, whatever the backend:
+
+* the 16 operations at exactly the paths, methods and query parameters of
+  spec/rest.yaml; the ``id`` path parameter is parsed once, with the request's
+  ``delimiter``, and always wins over an ``id`` in the body;
+* every failure is an ``ErrorResponse`` (``code``, ``error``, ``instance``) with
+  the HTTP status the protocol assigns to the code, so clients can rebuild the
+  typed error; anything unexpected is a 500 with code 18 and a generic message,
+  the traceback going (redacted) to the ``lance_namespace_async.server`` logger;
+* an optional bearer token checked in constant time before anything else
+  (routing included), and a request-body limit enforced while streaming;
+* malformed query values (``limit=x``, ``descending=yes``, a parameter given
+  twice) and bodies that are not a JSON object are code 13; query parameters
+  the operation does not declare are ignored, so newer clients keep working.
+
+Routing works on the raw (still percent-encoded) path, like pylance's own axum
+adapter: ``/v1/table/a%2Fb/describe`` is DescribeTable of the name ``a/b`` (which
+backends then refuse with code 13), not an unknown route.
+
+Starlette is imported here and uvicorn only inside :func:`serve`, so ``import
+lance_namespace_async`` stays light and the app runs under any ASGI server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import json
+import logging
+import re
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
+from urllib.parse import quote, unquote
+
+from . import errors
+from ._identifiers import DEFAULT_DELIMITER, parse_identifier
+
+try:
+    from starlette.applications import Starlette
+    from starlette.datastructures import Headers, QueryParams
+    from starlette.requests import ClientDisconnect, Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Mount
+    from starlette.types import Receive, Scope, Send
+except ImportError as _exc:  # pragma: no cover - exercised without the extra only
+    raise errors.MissingDependencyError(
+        f"the REST adapter server needs: pip install 'lance-namespace-async[server]' ({_exc})"
+    ) from _exc
+
+if TYPE_CHECKING:
+    from ._base import AsyncLanceNamespace
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "ROUTES", "Route", "create_app", "serve"]
+
+logger = logging.getLogger("lance_namespace_async.server")
+
+DEFAULT_MAX_BODY_BYTES = 1_048_576
+
+# -- the route table -------------------------------------------------------------
+
+_BOOL_PARAMS = frozenset(
+    {"include_declared", "with_table_uri", "load_detailed_metadata", "check_declared", "descending"}
+)
+_INT_PARAMS = frozenset({"limit"})
+_STR_PARAMS = frozenset({"page_token", "branch"})
+
+
+@dataclass(frozen=True)
+class Route:
+    """One operation of spec/rest.yaml as the adapter serves it."""
+
+    #: HTTP method
+    http_method: str
+    #: path template, e.g. ``/v1/table/{id}/describe``
+    path: str
+    #: operation id of the spec
+    operation_id: str
+    #: backend coroutine called with the request dict
+    method: str
+    #: query parameters copied into the request (``delimiter`` is always read)
+    query: tuple[str, ...] = ()
+    #: whether the JSON body is the request model (else any body is ignored)
+    body: bool = True
+    #: 200 with an empty body (the Exists operations)
+    empty_response: bool = False
+
+    @property
+    def segments(self) -> tuple[str, ...]:
+        return tuple(self.path.strip("/").split("/"))
+
+
+_PAGING = ("page_token", "limit")
+
+#: Every route, in the order of spec/rest.yaml.
+ROUTES: tuple[Route, ...] = (
+    Route("POST", "/v1/namespace/{id}/create", "CreateNamespace", "create_namespace"),
+    Route(
+        "GET",
+        "/v1/namespace/{id}/list",
+        "ListNamespaces",
+        "list_namespaces",
+        query=_PAGING,
+        body=False,
+    ),
+    Route("POST", "/v1/namespace/{id}/describe", "DescribeNamespace", "describe_namespace"),
+    Route("POST", "/v1/namespace/{id}/drop", "DropNamespace", "drop_namespace"),
+    Route(
+        "POST",
+        "/v1/namespace/{id}/exists",
+        "NamespaceExists",
+        "namespace_exists",
+        empty_response=True,
+    ),
+    Route(
+        "GET",
+        "/v1/namespace/{id}/table/list",
+        "ListTables",
+        "list_tables",
+        query=(*_PAGING, "include_declared"),
+        body=False,
+    ),
+    Route(
+        "GET",
+        "/v1/table",
+        "ListAllTables",
+        "list_all_tables",
+        query=(*_PAGING, "include_declared"),
+        body=False,
+    ),
+    Route("POST", "/v1/table/{id}/register", "RegisterTable", "register_table"),
+    Route(
+        "POST",
+        "/v1/table/{id}/describe",
+        "DescribeTable",
+        "describe_table",
+        query=("with_table_uri", "load_detailed_metadata", "check_declared"),
+    ),
+    Route("POST", "/v1/table/{id}/exists", "TableExists", "table_exists", empty_response=True),
+    Route("POST", "/v1/table/{id}/drop", "DropTable", "drop_table", body=False),
+    Route("POST", "/v1/table/{id}/deregister", "DeregisterTable", "deregister_table"),
+    Route("POST", "/v1/table/{id}/restore", "RestoreTable", "restore_table"),
+    Route("POST", "/v1/table/{id}/rename", "RenameTable", "rename_table"),
+    Route(
+        "POST",
+        "/v1/table/{id}/version/list",
+        "ListTableVersions",
+        "list_table_versions",
+        query=("branch", *_PAGING, "descending"),
+        body=False,
+    ),
+    Route("POST", "/v1/table/{id}/declare", "DeclareTable", "declare_table"),
+)
+
+# -- errors the adapter itself raises ----------------------------------------------
+# They are InvalidInput (code 13) on the wire, with the HTTP status of what went
+# wrong, so clients that only read the code still see a caller error.
+
+
+class _UnknownRouteError(errors.InvalidInputError):
+    http_status = 404
+
+
+class _MethodNotAllowedError(errors.InvalidInputError):
+    http_status = 405
+
+    def __init__(self, message: str, allowed: list[str]) -> None:
+        super().__init__(message)
+        self.allowed = allowed
+
+
+class _PayloadTooLargeError(errors.InvalidInputError):
+    http_status = 413
+
+
+# -- request parsing -----------------------------------------------------------------
+
+_INTEGER = re.compile(r"-?[0-9]{1,19}")
+_JSON_MEDIA_TYPE = re.compile(r"application/(?:[\w.+-]+\+)?json", re.IGNORECASE)
+
+
+def _match(segments: list[str]) -> tuple[list[Route], str | None]:
+    """The routes whose template fits ``segments`` and the (still encoded) id."""
+    found: list[Route] = []
+    raw_id: str | None = None
+    for route in ROUTES:
+        template = route.segments
+        if len(template) != len(segments):
+            continue
+        candidate: str | None = None
+        for expected, actual in zip(template, segments, strict=True):
+            if expected == "{id}":
+                candidate = actual
+            elif expected != actual:
+                break
+        else:
+            found.append(route)
+            raw_id = candidate
+    return found, raw_id
+
+
+def _decode_segment(value: str) -> str:
+    try:
+        return unquote(value, errors="strict")
+    except UnicodeDecodeError:
+        raise errors.InvalidInputError("the id path parameter is not valid UTF-8") from None
+
+
+def _single(query: QueryParams, name: str) -> str | None:
+    values = query.getlist(name)
+    if not values:
+        return None
+    if len(values) > 1:
+        raise errors.InvalidInputError(f"query parameter {name!r} given more than once")
+    return values[0]
+
+
+def _query_value(name: str, raw: str) -> Any:
+    """Convert one query parameter to its JSON type, or refuse it with code 13."""
+    if name in _BOOL_PARAMS:
+        lowered = raw.lower()
+        if lowered not in ("true", "false"):
+            raise errors.InvalidInputError(f"query parameter {name!r} must be true or false")
+        return lowered == "true"
+    if name in _INT_PARAMS:
+        if not _INTEGER.fullmatch(raw):
+            raise errors.InvalidInputError(f"query parameter {name!r} must be an integer")
+        return int(raw)
+    return raw
+
+
+def _reject_constant(value: str) -> NoReturn:
+    raise ValueError(f"{value} is not valid JSON")
+
+
+def _parse_json_object(raw: bytes) -> dict[str, Any]:
+    """The request body as a JSON object; an empty body is the empty object."""
+    if not raw.strip():
+        return {}
+    try:
+        parsed = json.loads(raw, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        # ValueError covers JSONDecodeError and bodies that are not UTF-8
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "not valid JSON"
+        raise errors.InvalidInputError(f"malformed JSON body: {reason}") from None
+    if not isinstance(parsed, dict):
+        raise errors.InvalidInputError("the JSON body must be an object")
+    return parsed
+
+
+def _check_token(token: str | None) -> bytes | None:
+    if token is None:
+        return None
+    if not isinstance(token, str) or not token:
+        # an empty token is almost always an unset environment variable: refusing
+        # it beats silently serving without authentication
+        raise errors.InvalidInputError("auth_token must be a non-empty string or None")
+    if any(ch.isspace() or not ch.isprintable() or ord(ch) > 126 for ch in token):
+        raise errors.InvalidInputError(
+            "auth_token must be printable ASCII without spaces (it travels in a header)"
+        )
+    return token.encode("ascii")
+
+
+def _is_json_media_type(content_type: str) -> bool:
+    return bool(_JSON_MEDIA_TYPE.fullmatch(content_type.split(";", 1)[0].strip()))
+
+
+# -- the adapter -------------------------------------------------------------------
+
+
+class _Adapter:
+    """The ASGI app behind every path: auth, routing, body, call, response."""
+
+    _WWW_AUTHENTICATE: ClassVar[dict[str, str]] = {"WWW-Authenticate": "Bearer"}
+
+    def __init__(
+        self, namespace: AsyncLanceNamespace, token: bytes | None, max_body_bytes: int
+    ) -> None:
+        self.namespace = namespace
+        self.token = token
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # lifespan is Starlette's; websockets are not ours
+            return
+        request = Request(scope, receive)
+        raw_path = scope.get("raw_path")  # optional in ASGI: rebuild it when absent
+        path = (
+            bytes(raw_path).split(b"?", 1)[0].decode("latin-1")
+            if raw_path
+            else quote(scope["path"], safe="/")
+        )
+        response = await self._respond(request, path)
+        await response(scope, receive, send)
+
+    async def _respond(self, request: Request, path: str) -> Response:
+        route: Route | None = None
+        try:
+            self._authenticate(request.headers)
+            route, raw_id = self._route(request.method, path)
+            result = await self._call(route, raw_id, request)
+        except ClientDisconnect:
+            return Response(status_code=499)  # nginx's "client closed request": nobody listens
+        except errors.LanceNamespaceError as exc:
+            return self._error(exc, path, route)
+        except Exception:
+            operation = route.operation_id if route else "request"
+            logger.error(
+                "unexpected error in %s %s:\n%s",
+                operation,
+                path,
+                errors.redact(traceback.format_exc()),
+            )
+            return JSONResponse(
+                {
+                    "code": errors.ErrorCode.INTERNAL,
+                    "error": "internal server error",
+                    "instance": path,
+                },
+                status_code=500,
+            )
+        if route.empty_response:
+            return Response(status_code=200)
+        return JSONResponse(result, status_code=200)
+
+    def _error(
+        self, exc: errors.LanceNamespaceError, path: str, route: Route | None
+    ) -> JSONResponse:
+        body = exc.to_error_response()
+        body["instance"] = path
+        headers: dict[str, str] = {}
+        if isinstance(exc, errors.UnauthenticatedError):
+            headers.update(self._WWW_AUTHENTICATE)
+        elif isinstance(exc, _MethodNotAllowedError):
+            headers["Allow"] = ", ".join(exc.allowed)
+        if exc.http_status >= 500:
+            operation = route.operation_id if route else "request"
+            logger.warning("%s %s failed with code %s: %s", operation, path, exc.code, exc)
+        return JSONResponse(body, status_code=exc.http_status, headers=headers)
+
+    def _authenticate(self, headers: Headers) -> None:
+        """Require ``Authorization: Bearer <token>`` exactly, when a token is set."""
+        if self.token is None:
+            return
+        values = headers.getlist("authorization")
+        if not values:
+            raise errors.UnauthenticatedError("missing bearer token")
+        # one header, one space, scheme Bearer in any case, then the token verbatim
+        value = values[0].encode("latin-1")
+        scheme, _, presented = value.partition(b" ")
+        well_formed = len(values) == 1 and scheme.lower() == b"bearer" and presented != b""
+        # compare even a malformed header, so timing does not tell the two apart
+        matches = hmac.compare_digest(presented, self.token)
+        if not (well_formed and matches):
+            raise errors.UnauthenticatedError("invalid bearer token")
+
+    def _route(self, method: str, path: str) -> tuple[Route, str | None]:
+        if not path.startswith("/"):
+            raise _UnknownRouteError(f"unknown route {method} {path}")
+        found, raw_id = _match(path[1:].split("/"))
+        if not found:
+            raise _UnknownRouteError(f"unknown route {method} {path}")
+        for route in found:
+            if route.http_method == method:
+                return route, raw_id
+        allowed = sorted({route.http_method for route in found})
+        raise _MethodNotAllowedError(f"method {method} not allowed on {path}", allowed)
+
+    async def _call(self, route: Route, raw_id: str | None, request: Request) -> Any:
+        """Build the request dict from path, query and body; run the operation."""
+        query = request.query_params
+        delimiter = _single(query, "delimiter")
+        body: dict[str, Any] = {}
+        if route.body:
+            body = _parse_json_object(await self._read_body(request))
+        for name in route.query:
+            value = _single(query, name)
+            if value is not None:
+                body[name] = _query_value(name, value)
+        if raw_id is not None:
+            if raw_id == "":
+                raise errors.InvalidInputError(
+                    "the id path parameter must not be empty (the delimiter names the root)"
+                )
+            identifier = parse_identifier(
+                _decode_segment(raw_id),
+                DEFAULT_DELIMITER if delimiter is None else delimiter,
+            )
+            body["id"] = list(identifier)
+        elif delimiter is not None:
+            body["delimiter"] = delimiter  # ListAllTables: the delimiter of the answer
+        result = await getattr(self.namespace, route.method)(body)
+        if route.empty_response:
+            return None
+        return result.to_dict()
+
+    async def _read_body(self, request: Request) -> bytes:
+        """Read the body, refusing more than ``max_body_bytes`` as soon as it shows."""
+        declared = request.headers.get("content-length")
+        if declared is not None:
+            if not declared.isdigit():
+                raise errors.InvalidInputError("malformed Content-Length header")
+            if int(declared) > self.max_body_bytes:
+                raise self._too_large()
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise self._too_large()
+            chunks.append(chunk)
+        raw = b"".join(chunks)
+        content_type = request.headers.get("content-type")
+        if raw and content_type is not None and not _is_json_media_type(content_type):
+            # also keeps browsers' CORS-free "simple" form posts out
+            raise errors.InvalidInputError("the request body must be application/json")
+        return raw
+
+    def _too_large(self) -> _PayloadTooLargeError:
+        return _PayloadTooLargeError(f"request body larger than {self.max_body_bytes} bytes")
+
+
+def create_app(
+    namespace: AsyncLanceNamespace,
+    *,
+    auth_token: str | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> Starlette:
+    """The ASGI application serving ``namespace`` as a Lance REST Namespace.
+
+    The caller keeps ownership of ``namespace`` (the app never closes it).
+    ``auth_token`` makes every request need ``Authorization: Bearer <token>``;
+    bodies above ``max_body_bytes`` are refused with 413 before they are
+    buffered, so a client cannot make the server hold arbitrary amounts of data.
+    """
+    if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
+        raise errors.InvalidInputError("max_body_bytes must be an integer")
+    if max_body_bytes < 1:
+        raise errors.InvalidInputError("max_body_bytes must be >= 1")
+    adapter = _Adapter(namespace, _check_token(auth_token), max_body_bytes)
+    app = Starlette(routes=[Mount("", app=adapter)])
+    app.state.namespace = namespace
+    return app
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(
+    namespace_or_impl: AsyncLanceNamespace | str,
+    properties: Mapping[str, str] | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 2333,
+    auth_token: str | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    log_level: str = "info",
+) -> None:
+    """Run the adapter with uvicorn until interrupted (blocking).
+
+    Given an impl name, the backend is built from ``properties`` and closed on
+    shutdown; a namespace instance stays the caller's to close. The default host
+    is the loopback interface: exposing a catalog to the network is a decision,
+    so binding elsewhere without a token logs a warning.
+    """
+    from ._base import AsyncLanceNamespace
+    from ._registry import connect
+
+    if isinstance(namespace_or_impl, AsyncLanceNamespace):
+        if properties:
+            raise errors.InvalidInputError(
+                "properties only apply when serving an impl name, not a namespace instance"
+            )
+        namespace, owned = namespace_or_impl, False
+    else:
+        namespace, owned = connect(namespace_or_impl, properties or {}), True
+    app = create_app(namespace, auth_token=auth_token, max_body_bytes=max_body_bytes)
+    if auth_token is None and not _is_loopback(host):
+        logger.warning("serving on %s without authentication: anyone can reach it", host)
+    asyncio.run(_serve(app, namespace, owned, host=host, port=port, log_level=log_level))
+
+
+async def _serve(
+    app: Starlette,
+    namespace: AsyncLanceNamespace,
+    owned: bool,
+    *,
+    host: str,
+    port: int,
+    log_level: str,
+) -> None:
+    try:
+        import uvicorn
+    except ImportError as exc:
+        raise errors.MissingDependencyError(
+            f"serving needs uvicorn: pip install 'lance-namespace-async[server]' ({exc})"
+        ) from exc
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, server_header=False, lifespan="off"
+    )
+    try:
+        await uvicorn.Server(config).serve()
+    finally:
+        if owned:
+            await namespace.aclose()
