@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from . import errors, models
     from ._base import OPERATIONS, AsyncLanceNamespace
-    from ._crawl import CrawledTable, crawl
+    from ._crawl import CrawledTable, crawl, iter_namespaces, iter_tables
     from ._identifiers import join_identifier, parse_identifier
     from ._registry import available_impls, connect, register_impl
     from ._sync import SyncLanceNamespace, connect_sync
@@ -33,6 +33,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "AsyncLanceNamespace": ("._base", "AsyncLanceNamespace"),
     "OPERATIONS": ("._base", "OPERATIONS"),
     "crawl": ("._crawl", "crawl"),
+    "iter_namespaces": ("._crawl", "iter_namespaces"),
+    "iter_tables": ("._crawl", "iter_tables"),
     "CrawledTable": ("._crawl", "CrawledTable"),
     "parse_identifier": ("._identifiers", "parse_identifier"),
     "join_identifier": ("._identifiers", "join_identifier"),
@@ -52,6 +54,8 @@ __all__ = [
     "connect_sync",
     "crawl",
     "errors",
+    "iter_namespaces",
+    "iter_tables",
     "join_identifier",
     "models",
     "parse_identifier",

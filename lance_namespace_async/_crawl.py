@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ._base import AsyncLanceNamespace
     from .models import DescribeTableResponse
 
-__all__ = ["CrawledTable", "crawl"]
+__all__ = ["CrawledTable", "crawl", "iter_namespaces", "iter_tables"]
 
 
 @attrs.frozen
@@ -223,3 +223,37 @@ def _single(group_error: BaseExceptionGroup[BaseException]) -> BaseException:
     real = [leaf for leaf in leaves if not isinstance(leaf, cancelled)]
     # concurrent calls often fail for one cause (a missing root): report the first
     return real[0] if real else group_error
+
+
+async def iter_namespaces(
+    ns: AsyncLanceNamespace, parent: Sequence[str] = (), *, page_size: int | None = 1000
+) -> AsyncIterator[str]:
+    """Every child namespace name of ``parent``, following every page."""
+    token: str | None = None
+    while True:
+        request: dict[str, object] = {"id": list(parent), "page_token": token}
+        if page_size:
+            request["limit"] = page_size
+        response = await ns.list_namespaces(request)  # type: ignore[arg-type]
+        for name in response.namespaces:
+            yield name
+        token = token_of(response.page_token)
+        if token is None:
+            return
+
+
+async def iter_tables(
+    ns: AsyncLanceNamespace, namespace: Sequence[str] = (), *, page_size: int | None = 1000
+) -> AsyncIterator[str]:
+    """Every table name of ``namespace``, following every page."""
+    token: str | None = None
+    while True:
+        request: dict[str, object] = {"id": list(namespace), "page_token": token}
+        if page_size:
+            request["limit"] = page_size
+        response = await ns.list_tables(request)  # type: ignore[arg-type]
+        for name in response.tables:
+            yield name
+        token = token_of(response.page_token)
+        if token is None:
+            return

@@ -108,6 +108,9 @@ async def test_pagination_is_followed_by_the_crawler(ns: RestNamespace) -> None:
     assert first.page_token
     found = sorted([t.id async for t in lna.crawl(ns, page_size=5)])
     assert found == [("a", f"t{i:02d}") for i in range(12)]
+    names = [name async for name in lna.iter_tables(ns, ["a"], page_size=5)]
+    assert names == [f"t{i:02d}" for i in range(12)]
+    assert [name async for name in lna.iter_namespaces(ns, page_size=1)] == ["a"]
 
 
 async def test_peer_errors_map_to_our_types(ns: RestNamespace) -> None:
