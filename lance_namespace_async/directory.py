@@ -32,17 +32,16 @@ import os
 import re
 from collections.abc import Callable
 from typing import Any, ClassVar, Self, TypeVar
-from urllib.parse import urlparse
 
 import anyio
 import anyio.to_thread
 import attrs
 
 from . import errors
-from ._arrow_json import json_arrow_schema
 from ._base import AsyncLanceNamespace
 from ._config import BackendConfig, parse_bool, parse_positive_int, prop
 from ._identifiers import Identifier, join_identifier, validate_identifier, validate_name
+from ._lance_tables import LanceTables, as_uri, canonical, has_versions, local_path
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._paging import check_limit, page_of, token_of
 from .models import (
@@ -85,7 +84,6 @@ T = TypeVar("T")
 
 MANIFEST_DIR = "__manifest"
 _MANIFEST_DELIMITER = "$"
-_RUST_SOURCE_SUFFIX = re.compile(r",\s*/home/runner/\S+?\.rs:\d+:\d+")
 _EMBEDDED_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/")
 _PLACEHOLDER = ".lance-namespace-async/registering"
 
@@ -135,33 +133,6 @@ def _is_absolute_location(location: str) -> bool:
     return "://" in location or location.startswith("/") or bool(_EMBEDDED_SCHEME.match(location))
 
 
-def _local_path(location: str) -> str | None:
-    """The local filesystem path of a location, or None for an object store."""
-    if location.startswith("file:"):
-        parsed = urlparse(location)
-        return parsed.path
-    if "://" in location:
-        return None
-    return location
-
-
-def _translate(exc: BaseException) -> errors.LanceNamespaceError:
-    """Turn an exception of pylance or the OS into our typed error."""
-    if isinstance(exc, errors.LanceNamespaceError):
-        return exc
-    message = _RUST_SOURCE_SUFFIX.sub("", str(exc))
-    code = getattr(exc, "code", None)
-    if isinstance(code, int) and type(exc).__module__.startswith("lance_namespace"):
-        return errors.from_code(int(code), message)
-    if isinstance(exc, NotImplementedError):
-        return errors.UnsupportedOperationError(message)
-    if isinstance(exc, FileNotFoundError):
-        return errors.TableNotFoundError(message)
-    if isinstance(exc, PermissionError):
-        return errors.PermissionDeniedError(message)
-    return errors.InternalError(f"{type(exc).__name__}: {message}")
-
-
 def _str_map(value: Any) -> dict[str, str] | None:
     if isinstance(value, dict):
         return {str(k): str(v) for k, v in value.items()}
@@ -178,7 +149,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
         super().__init__(config)
         self.root = _absolute_root(config.root)
         self.delimiter = _MANIFEST_DELIMITER
-        self._limiter = anyio.CapacityLimiter(config.worker_threads)
+        self.tables = LanceTables(threads=config.worker_threads, storage_options=config.storage)
         self._inner: Any = None
         self._open_lock = anyio.Lock()
         self._manifest_lock = anyio.Lock()
@@ -200,13 +171,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
     # -- plumbing --------------------------------------------------------------
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run a blocking call on a bounded worker thread, with typed errors."""
-        try:
-            return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
-        except errors.LanceNamespaceError:
-            raise
-        except Exception as exc:
-            raise _translate(exc) from exc
+        return await self.tables.run(fn, *args)
 
     async def _rust(self) -> Any:
         if self._inner is None:
@@ -452,7 +417,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
         if properties:
             declare["properties"] = properties
         result = await self._call("declare_table", declare)
-        result["location"] = _canonical(str(result.get("location", "")))
+        result["location"] = canonical(str(result.get("location", "")))
         storage = self._storage_options()
         if storage and not result.get("storage_options"):
             result["storage_options"] = storage
@@ -486,13 +451,13 @@ class DirectoryNamespace(AsyncLanceNamespace):
         else:
             await self._call("register_table", register)
         return RegisterTableResponse.from_dict(
-            _drop_nones({"location": _canonical(location), "properties": properties})
+            _drop_nones({"location": canonical(location), "properties": properties})
         )
 
     def _relative_to_root(self, location: str) -> str:
         """A location inside the root is stored relative, as pylance expects."""
-        local = _local_path(location)
-        root_local = _local_path(self.root)
+        local = local_path(location)
+        root_local = local_path(self.root)
         if local is not None and root_local is not None and os.path.isabs(local):
             normalized = os.path.normpath(local)
             root_norm = os.path.normpath(root_local)
@@ -548,67 +513,19 @@ class DirectoryNamespace(AsyncLanceNamespace):
         location = await self._run(self._resolve_location, reported, table)
         if location != reported and "is_only_declared" in result:
             # pylance checked the wrong path for an absolute location
-            result["is_only_declared"] = not await self._run(_has_versions, location)
-        location = _canonical(location)
+            result["is_only_declared"] = not await self._run(has_versions, location)
+        location = canonical(location)
         result["location"] = location
         result.pop("table_uri", None)
         if body.get("with_table_uri") is True:
-            result["table_uri"] = _as_uri(location)
+            result["table_uri"] = as_uri(location)
         if detailed or isinstance(version, int):
             # opened here, not by pylance, so absolute locations work the same
-            await self._add_details(result, location, version, detailed)
+            await self.tables.describe(result, location, version, detailed=detailed)
         storage = self._storage_options()
         if storage and not result.get("storage_options"):
             result["storage_options"] = storage
         return DescribeTableResponse.from_dict(_drop_nones(result))
-
-    async def _add_details(
-        self, result: dict[str, Any], location: str, version: Any, detailed: bool
-    ) -> None:
-        """Open the real table for version, schema, stats and version metadata."""
-        dataset = await self._open_dataset(location, version)
-        if dataset is None:
-            if isinstance(version, int):
-                raise errors.TableVersionNotFoundError(
-                    f"table at {location!r} is only declared and has no version {version}"
-                )
-            result["is_only_declared"] = True
-            return
-        result["version"] = int(dataset.version)
-        result["is_only_declared"] = False
-        if detailed:
-            stats = await self._run(dataset.stats.dataset_stats)
-            result["schema"] = json_arrow_schema(dataset.schema)
-            result["stats"] = {
-                "num_deleted_rows": int(stats.get("num_deleted_rows", 0)),
-                "num_fragments": int(stats.get("num_fragments", 0)),
-            }
-            summary = await self._run(_version_metadata, dataset)
-            if summary:
-                result["metadata"] = summary
-
-    async def _open_dataset(self, location: str, version: Any = None) -> Any:
-        import lance
-
-        def open_it() -> Any:
-            try:
-                return lance.dataset(
-                    location,
-                    version=version if isinstance(version, int) else None,
-                    storage_options=self._storage_options(),
-                )
-            except ValueError as exc:
-                text = str(exc)
-                missing = "not found" in text.lower()
-                if isinstance(version, int) and missing and _has_versions(location):
-                    raise errors.TableVersionNotFoundError(
-                        f"version {version} of table at {location!r} not found"
-                    ) from None
-                if "was not found" in text or "Not found" in text:
-                    return None
-                raise
-
-        return await self._run(open_it)
 
     async def _table_exists(self, request: TableExistsRequest) -> TableExistsResponse:
         body = request.to_dict()
@@ -621,7 +538,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
             location = await self._run(
                 self._resolve_location, str(described.get("location", "")), table
             )
-            if await self._open_dataset(location, version) is None:
+            if await self.tables.open(location, version) is None:
                 raise errors.TableVersionNotFoundError(
                     f"table {'.'.join(table)!r} has no version {version}"
                 )
@@ -654,14 +571,14 @@ class DirectoryNamespace(AsyncLanceNamespace):
         location = await self._run(
             self._resolve_location, str(described.get("location", "")), table
         )
-        return _canonical(location)
+        return canonical(location)
 
     async def _drop_table_at(self, table: Identifier) -> dict[str, Any]:
         location = await self._describe_location(table)
         if self._is_outside_root(location):
             # pylance would delete the wrong path; deregister, then delete the data here
             await self._deregister(table)
-            await self._run(_delete_tree, location, self._storage_options())
+            await self.tables.delete(location)
             return {"id": list(table), "location": location}
         result = await self._call("drop_table", {"id": list(table)})
         result["location"] = location
@@ -669,7 +586,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
         return result
 
     def _is_outside_root(self, location: str) -> bool:
-        local, root_local = _local_path(location), _local_path(self.root)
+        local, root_local = local_path(location), local_path(self.root)
         if local is not None and root_local is not None:
             return not os.path.normpath(local).startswith(os.path.normpath(root_local) + os.sep)
         return not location.startswith(self.root + "/")
@@ -685,7 +602,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
         if isinstance(version, bool) or not isinstance(version, int) or version < 0:
             raise errors.InvalidInputError("RestoreTable needs a version >= 0")
         location = await self._describe_location(table)
-        dataset = await self._open_dataset(location, version)
+        dataset = await self.tables.open(location, version)
         if dataset is None:
             raise errors.TableNotFoundError(f"table {'.'.join(table)!r} has no data to restore")
         await self._run(dataset.restore)
@@ -741,7 +658,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
 
     async def _rename_root_table(self, source: str, target: str, location: str) -> None:
         """Root tables are found by directory name, so the directory is renamed."""
-        source_path, root_path = _local_path(location), _local_path(self.root)
+        source_path, root_path = local_path(location), local_path(self.root)
         if source_path is None or root_path is None:
             raise errors.UnsupportedOperationError(
                 "renaming a root table needs a local filesystem root"
@@ -768,7 +685,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
         limit = check_limit(body.get("limit"))
         descending = body.get("descending") is True
         location = await self._describe_location(table)
-        dataset = await self._open_dataset(location)
+        dataset = await self.tables.open(location)
         versions: list[dict[str, Any]] = []
         if dataset is not None:
             listed = await self._call("list_table_versions", {"id": list(table)})
@@ -800,24 +717,6 @@ def _drop_nones(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if v is not None}
 
 
-def _canonical(location: str) -> str:
-    """Local locations as ``file://`` URIs, so every operation reports one form."""
-    if location.startswith("/"):
-        return "file://" + os.path.normpath(location)
-    return location
-
-
-def _as_uri(location: str) -> str:
-    if "://" in location:
-        return location
-    return "file://" + os.path.abspath(location)
-
-
-def _has_versions(location: str) -> bool:
-    path = _local_path(location)
-    return path is None or os.path.isdir(os.path.join(path, "_versions"))
-
-
 def _versions_of(dataset: Any) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for entry in dataset.versions():
@@ -831,26 +730,3 @@ def _versions_of(dataset: Any) -> list[dict[str, Any]]:
             }
         )
     return out
-
-
-def _delete_tree(location: str, storage_options: dict[str, str] | None) -> None:
-    """Delete a table's directory (local or object store)."""
-    import shutil
-
-    local = _local_path(location)
-    if local is not None:
-        if os.path.exists(local):
-            shutil.rmtree(local)
-        return
-    import pyarrow.fs
-
-    filesystem, path = pyarrow.fs.FileSystem.from_uri(location)
-    filesystem.delete_dir(path)
-
-
-def _version_metadata(dataset: Any) -> dict[str, str]:
-    """The manifest summary of the opened version (row and file counts)."""
-    for entry in dataset.versions():
-        if int(entry["version"]) == int(dataset.version):
-            return {str(k): str(v) for k, v in (entry.get("metadata") or {}).items()}
-    return {}
