@@ -95,7 +95,8 @@ class _Walk:
             finally:
                 async with self.changed:
                     self.active -= 1
-                    self.changed.notify_all()
+                    if self.active == 0 and not (self.tables or self.listings):
+                        self.changed.notify_all()  # the walk is over: release every worker
 
     async def start(self, root: Identifier) -> None:
         await self.push(lambda: self.list_namespaces(root, None, is_root=True), urgent=False)

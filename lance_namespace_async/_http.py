@@ -29,11 +29,12 @@ import contextlib
 import contextvars
 import email.utils
 import json
+import math
 import random
 import ssl
 import time
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 import attrs
@@ -129,6 +130,43 @@ def _retry_after_seconds(headers: httpx.Headers, now: float | None = None) -> fl
     except (TypeError, ValueError, IndexError):
         return None
     return max(0.0, parsed.timestamp() - (time.time() if now is None else now))
+
+
+class _ShardedPool(httpx.AsyncBaseTransport):
+    """Connection pools of at most ``connections_per_shard`` each, least busy first.
+
+    httpcore scans every connection of a pool on each request and release (and
+    polls idle sockets while doing so), so one pool of many connections costs
+    CPU quadratic in its size under load. Small shards keep that scan short.
+    """
+
+    connections_per_shard: ClassVar[int] = 16
+
+    def __init__(self, verify: ssl.SSLContext | bool, config: HttpConfig) -> None:
+        count = max(1, math.ceil(config.max_connections / self.connections_per_shard))
+        self.shards = [
+            httpx.AsyncHTTPTransport(
+                verify=verify,
+                limits=httpx.Limits(
+                    max_connections=math.ceil(config.max_connections / count),
+                    max_keepalive_connections=math.ceil(config.max_keepalive_connections / count),
+                ),
+            )
+            for _ in range(count)
+        ]
+        self._busy = [0] * count
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        index = min(range(len(self.shards)), key=self._busy.__getitem__)
+        self._busy[index] += 1
+        try:
+            return await self.shards[index].handle_async_request(request)
+        finally:
+            self._busy[index] -= 1
+
+    async def aclose(self) -> None:
+        for shard in self.shards:
+            await shard.aclose()
 
 
 class _RetryingTransport(httpx.AsyncBaseTransport):
@@ -341,13 +379,7 @@ class HttpTransport:
                 verify = _ssl_context(config)
             except (OSError, ssl.SSLError) as exc:
                 raise errors.InvalidInputError(f"TLS configuration: {exc}") from None
-            inner = httpx.AsyncHTTPTransport(
-                verify=verify,
-                limits=httpx.Limits(
-                    max_connections=config.max_connections,
-                    max_keepalive_connections=config.max_keepalive_connections,
-                ),
-            )
+            inner = _ShardedPool(verify, config)
             auth = _Auth(config, self.oauth)
             timeout = config.timeout()
             self._client = httpx.AsyncClient(

@@ -420,9 +420,9 @@ def test_secrets_are_redacted_everywhere() -> None:
 async def test_tls_verification_is_on_by_default() -> None:
     namespace = rest()
     client = namespace.transport.client()
-    pool = client._transport._inner._pool  # type: ignore[attr-defined]
-    assert pool._ssl_context.verify_mode.name == "CERT_REQUIRED"
-    assert pool._ssl_context.check_hostname is True
+    for shard in client._transport._inner.shards:  # type: ignore[attr-defined]
+        assert shard._pool._ssl_context.verify_mode.name == "CERT_REQUIRED"
+        assert shard._pool._ssl_context.check_hostname is True
     await namespace.aclose()
 
 
