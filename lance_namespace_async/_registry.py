@@ -29,6 +29,7 @@ ENTRY_POINT_GROUP = "lance_namespace_async.impls"
 _BUILTIN: dict[str, tuple[str, str | None]] = {
     "dir": ("lance_namespace_async.directory:DirectoryNamespace", None),
     "rest": ("lance_namespace_async.rest:RestNamespace", None),
+    "iceberg": ("lance_namespace_async.iceberg:IcebergNamespace", None),
 }
 
 _registered: dict[str, str | type[AsyncLanceNamespace]] = {}

@@ -1,0 +1,424 @@
+"""The iceberg backend (seeds 000 and 003) against a spec-checked Iceberg REST catalog.
+
+The catalog (tests/iceberg_rest_server.py) delegates to pyiceberg's SqlCatalog and
+validates every request and response against the official Iceberg OpenAPI document;
+pyiceberg's own RestCatalog is the independent client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import anyio
+import lance
+import pyarrow as pa
+import pytest
+
+pytest.importorskip("pyiceberg")
+
+from iceberg_rest_server import IcebergCatalogServer, iceberg_catalog
+
+import lance_namespace_async as lna
+from lance_namespace_async import errors
+from lance_namespace_async.iceberg import IcebergNamespace, arrow_to_iceberg_schema
+
+WH = "wh"
+
+
+@pytest.fixture(params=["defaults", "none"])
+def catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[IcebergCatalogServer]:
+    with iceberg_catalog(tmp_path / "iceberg", prefix_mode=request.param) as server:
+        yield server
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path / "lance-root"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+async def ns(catalog: IcebergCatalogServer, root: Path) -> AsyncIterator[IcebergNamespace]:
+    properties = {"endpoint": catalog.uri, "root": str(root), "retry_backoff_ms": "1"}
+    async with lna.connect("iceberg", properties) as namespace:
+        assert isinstance(namespace, IcebergNamespace)
+        yield namespace
+
+
+def props(response: object) -> dict[str, str]:
+    value = getattr(response, "properties", None)
+    return dict(value.additional_properties) if hasattr(value, "additional_properties") else {}
+
+
+async def write_table(ns: IcebergNamespace, table: list[str], rows: int = 3) -> str:
+    declared = await ns.declare_table({"id": table})
+    lance.write_dataset(pa.table({"x": list(range(rows))}), declared.location, mode="overwrite")
+    return str(declared.location)
+
+
+# -- configuration ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("properties", "key"),
+    [
+        ({}, "endpoint"),
+        ({"endpoint": "localhost:8181"}, "endpoint"),
+        ({"endpoint": "http://x", "max_retries": "x"}, "max_retries"),
+    ],
+)
+def test_properties_are_validated(properties: dict[str, str], key: str) -> None:
+    with pytest.raises(errors.InvalidInputError, match=key):
+        lna.connect("iceberg", properties)
+
+
+def test_root_defaults_to_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    namespace = lna.connect("iceberg", {"endpoint": "http://127.0.0.1:1"})
+    assert isinstance(namespace, IcebergNamespace)
+    assert namespace.root == str(tmp_path)
+
+
+# -- namespaces ------------------------------------------------------------------------
+
+
+async def test_namespaces_nest_under_a_warehouse(
+    ns: IcebergNamespace, catalog: IcebergCatalogServer
+) -> None:
+    created = await ns.create_namespace({"id": [WH, "sales"], "properties": {"owner": "ana"}})
+    assert props(created)["owner"] == "ana"
+    await ns.create_namespace({"id": [WH, "sales", "eu"]})
+    assert (await ns.list_namespaces({"id": [WH]})).namespaces == ["sales"]
+    assert (await ns.list_namespaces({"id": [WH, "sales"]})).namespaces == ["eu"]
+    assert props(await ns.describe_namespace({"id": [WH, "sales"]}))["owner"] == "ana"
+    await ns.namespace_exists({"id": [WH, "sales", "eu"]})
+    await ns.namespace_exists({"id": [WH]})
+    await ns.namespace_exists({"id": []})
+    with pytest.raises(errors.NamespaceNotFoundError):
+        await ns.namespace_exists({"id": [WH, "ghost"]})
+    # levels are joined by 0x1F and percent-encoded exactly once, in paths and `parent`
+    raw = [path for _, path in catalog.requests]
+    assert any("/namespaces/sales%1Feu" in path for path in raw)
+    assert any("parent=sales%1Feu" in path or "parent=sales" in path for path in raw)
+    assert not any("%251F" in path for path in raw)
+    pyiceberg = catalog.rest_client(WH)
+    assert ("sales", "eu") in pyiceberg.list_namespaces(("sales",))
+
+
+async def test_create_modes_and_errors(ns: IcebergNamespace) -> None:
+    await ns.create_namespace({"id": [WH, "a"], "properties": {"v": "1"}})
+    with pytest.raises(errors.NamespaceAlreadyExistsError) as caught:
+        await ns.create_namespace({"id": [WH, "a"]})
+    assert caught.value.code == 2
+    kept = await ns.create_namespace(
+        {"id": [WH, "a"], "mode": "exist_ok", "properties": {"v": "2"}}
+    )
+    assert props(kept)["v"] == "1"
+    replaced = await ns.create_namespace(
+        {"id": [WH, "a"], "mode": "OVERWRITE", "properties": {"v": "3"}}
+    )
+    assert props(replaced)["v"] == "3"
+    with pytest.raises(errors.NamespaceNotFoundError):
+        await ns.create_namespace({"id": [WH, "missing", "child"]})
+    with pytest.raises(errors.UnsupportedOperationError):
+        await ns.create_namespace({"id": [WH]})
+
+
+async def test_drop_is_idempotent_on_missing_and_restrict_on_non_empty(
+    ns: IcebergNamespace,
+) -> None:
+    await ns.drop_namespace({"id": [WH, "ghost"]})  # seed 000: succeeds
+    with pytest.raises(errors.NamespaceNotFoundError):
+        await ns.drop_namespace({"id": [WH, "ghost"], "mode": "Fail"})
+    await ns.create_namespace({"id": [WH, "a"]})
+    await ns.create_namespace({"id": [WH, "a", "b"]})
+    with pytest.raises(errors.NamespaceNotEmptyError) as caught:
+        await ns.drop_namespace({"id": [WH, "a"]})
+    assert caught.value.code == 3
+    await ns.drop_namespace({"id": [WH, "a", "b"]})
+    await ns.drop_namespace({"id": [WH, "a"]})
+    with pytest.raises(errors.NamespaceNotFoundError):
+        await ns.namespace_exists({"id": [WH, "a"]})
+
+
+async def test_cascade_drops_lance_tables_but_never_foreign_ones(
+    ns: IcebergNamespace, catalog: IcebergCatalogServer
+) -> None:
+    await ns.create_namespace({"id": [WH, "a"]})
+    await ns.create_namespace({"id": [WH, "a", "b"]})
+    location = await write_table(ns, [WH, "a", "b", "t"])
+    await ns.drop_namespace({"id": [WH, "a"], "behavior": "Cascade"})
+    assert (await ns.list_namespaces({"id": [WH]})).namespaces == []
+    assert not Path(location).exists()
+    await ns.create_namespace({"id": [WH, "mixed"]})
+    iceberg_only = pa.schema([pa.field("v", pa.int64())])
+    catalog.rest_client(WH).create_table(("mixed", "plain"), schema=iceberg_only)
+    with pytest.raises(errors.NamespaceNotEmptyError, match="plain"):
+        await ns.drop_namespace({"id": [WH, "mixed"], "behavior": "cascade"})
+    assert catalog.rest_client(WH).table_exists(("mixed", "plain"))
+
+
+async def test_listing_follows_pages(ns: IcebergNamespace) -> None:
+    names = [f"n{i:02d}" for i in range(7)]
+    for name in names:
+        await ns.create_namespace({"id": [WH, name]})
+    seen: list[str] = []
+    token = None
+    while True:
+        page = await ns.list_namespaces({"id": [WH], "limit": 3, "page_token": token})
+        assert len(page.namespaces) <= 3
+        seen += page.namespaces
+        token = page.page_token
+        if not token:
+            break
+    assert sorted(seen) == names
+    assert sorted([n async for n in lna.iter_namespaces(ns, [WH], page_size=2)]) == names
+
+
+async def test_warehouses_cannot_be_listed_from_the_root(ns: IcebergNamespace) -> None:
+    with pytest.raises(errors.UnsupportedOperationError, match="warehouse"):
+        await ns.list_namespaces({"id": []})
+
+
+# -- tables ------------------------------------------------------------------------------
+
+
+async def test_declare_uses_the_dummy_schema_and_default_location(
+    ns: IcebergNamespace, catalog: IcebergCatalogServer, root: Path
+) -> None:
+    await ns.create_namespace({"id": [WH, "db"]})
+    declared = await ns.declare_table({"id": [WH, "db", "t"]})
+    assert declared.location == f"{root}/{WH}/db/t"
+    table = catalog.rest_client(WH).load_table(("db", "t"))
+    assert [f.name for f in table.schema().fields] == ["dummy"]
+    assert table.properties["table_type"] == "lance"
+    assert table.properties["managed_by"] == "storage"
+    with pytest.raises(errors.TableAlreadyExistsError) as caught:
+        await ns.declare_table({"id": [WH, "db", "t"]})
+    assert caught.value.code == 5
+    with pytest.raises(errors.NamespaceNotFoundError):
+        await ns.declare_table({"id": [WH, "ghost", "t"]})
+    with pytest.raises(errors.InvalidInputError):
+        await ns.declare_table({"id": [WH, "t"]})
+
+
+async def test_list_tables_keeps_lance_tables_only(
+    ns: IcebergNamespace, catalog: IcebergCatalogServer
+) -> None:
+    await ns.create_namespace({"id": [WH, "db"]})
+    for name in ("t1", "t2"):
+        await ns.declare_table({"id": [WH, "db", name]})
+    pyiceberg = catalog.rest_client(WH)
+    pyiceberg.create_table(("db", "plain"), schema=pa.schema([pa.field("v", pa.int64())]))
+    pyiceberg.create_table(
+        ("db", "shouting"),
+        schema=pa.schema([pa.field("v", pa.int64())]),
+        properties={"table_type": "LANCE"},
+    )
+    assert sorted((await ns.list_tables({"id": [WH, "db"]})).tables) == ["shouting", "t1", "t2"]
+    with pytest.raises(errors.NamespaceNotFoundError):
+        await ns.list_tables({"id": [WH, "ghost"]})
+    with pytest.raises(errors.InvalidInputError) as caught:
+        await ns.describe_table({"id": [WH, "db", "plain"]})
+    assert caught.value.code == 13
+
+
+async def test_describe_returns_location_storage_options_and_details(
+    ns: IcebergNamespace,
+) -> None:
+    await ns.create_namespace({"id": [WH, "db"]})
+    declared = await ns.declare_table(
+        {"id": [WH, "db", "t"], "properties": {"aws_region": "eu-west-1"}}
+    )
+    plain = await ns.describe_table({"id": [WH, "db", "t"]})
+    assert plain.location == declared.location
+    assert plain.storage_options.additional_properties == {"aws_region": "eu-west-1"}
+    assert not plain.version
+    lance.write_dataset(pa.table({"x": [1, 2]}), declared.location)
+    lance.write_dataset(pa.table({"x": [3]}), declared.location, mode="append")
+    detailed = await ns.describe_table({"id": [WH, "db", "t"], "load_detailed_metadata": True})
+    assert detailed.version == 2
+    assert detailed.stats.num_fragments == 2
+    assert [f.name for f in detailed.schema.fields] == ["x"]
+    with pytest.raises(errors.TableNotFoundError):
+        await ns.describe_table({"id": [WH, "db", "ghost"]})
+
+
+async def test_register_deregister_drop_and_exists(ns: IcebergNamespace, tmp_path: Path) -> None:
+    await ns.create_namespace({"id": [WH, "db"]})
+    existing = str(tmp_path / "existing")
+    lance.write_dataset(pa.table({"x": [1, 2, 3]}), existing)
+    await ns.register_table({"id": [WH, "db", "r"], "location": existing})
+    await ns.table_exists({"id": [WH, "db", "r"]})
+    described = await ns.describe_table({"id": [WH, "db", "r"], "load_detailed_metadata": True})
+    assert described.location == existing
+    assert described.version == 1
+    with pytest.raises(errors.InvalidInputError, match="no Lance table"):
+        await ns.register_table({"id": [WH, "db", "bad"], "location": str(tmp_path / "nothing")})
+    deregistered = await ns.deregister_table({"id": [WH, "db", "r"]})
+    assert deregistered.location == existing
+    assert lance.dataset(existing).count_rows() == 3, "deregister keeps the data"
+    with pytest.raises(errors.TableNotFoundError):
+        await ns.table_exists({"id": [WH, "db", "r"]})
+    await ns.register_table({"id": [WH, "db", "r"], "location": existing})
+    await ns.drop_table({"id": [WH, "db", "r"]})
+    assert not Path(existing).exists(), "drop deletes the data"
+
+
+async def test_rename_within_a_warehouse(ns: IcebergNamespace) -> None:
+    await ns.create_namespace({"id": [WH, "a"]})
+    await ns.create_namespace({"id": [WH, "b"]})
+    location = await write_table(ns, [WH, "a", "t"])
+    await ns.rename_table(
+        {"id": [WH, "a", "t"], "new_table_name": "u", "new_namespace_id": [WH, "b"]}
+    )
+    assert (await ns.list_tables({"id": [WH, "b"]})).tables == ["u"]
+    assert (await ns.describe_table({"id": [WH, "b", "u"]})).location == location
+    with pytest.raises(errors.InvalidInputError):
+        await ns.rename_table(
+            {"id": [WH, "b", "u"], "new_table_name": "v", "new_namespace_id": ["other", "b"]}
+        )
+
+
+async def test_crawl_a_warehouse(ns: IcebergNamespace) -> None:
+    await ns.create_namespace({"id": [WH, "a"]})
+    await ns.create_namespace({"id": [WH, "a", "b"]})
+    await ns.declare_table({"id": [WH, "a", "t"]})
+    await ns.declare_table({"id": [WH, "a", "b", "u"]})
+    found = sorted([t.id async for t in lna.crawl(ns, root=[WH], describe=True)])
+    assert found == [(WH, "a", "b", "u"), (WH, "a", "t")]
+
+
+# -- seed 003: managed_by=impl and Iceberg tooling ----------------------------------------
+
+
+async def test_impl_managed_versions_go_through_update_table(
+    ns: IcebergNamespace, catalog: IcebergCatalogServer, tmp_path: Path
+) -> None:
+    await ns.create_namespace({"id": [WH, "db"]})
+    location = str(tmp_path / "managed")
+    lance.write_dataset(pa.table({"x": [1]}), location)
+    table_id = [WH, "db", "m"]
+    await ns.register_table(
+        {"id": table_id, "location": location, "properties": {"managed_by": "impl"}}
+    )
+    assert catalog.rest_client(WH).load_table(("db", "m")).metadata.current_snapshot_id == 1
+    lance.write_dataset(pa.table({"x": [2]}), location, mode="append")
+    # the catalog, not the directory, decides the version of an impl-managed table
+    assert (await ns.describe_table({"id": table_id})).version == 1
+    assert await ns.commit_table_version(table_id, expected_version=1) == 2
+    assert (await ns.describe_table({"id": table_id})).version == 2
+    lance.write_dataset(pa.table({"x": [3]}), location, mode="append")
+    with pytest.raises(errors.ConcurrentModificationError) as caught:
+        await ns.commit_table_version(table_id, expected_version=1)  # a writer that raced
+    assert caught.value.code == 14
+    assert (await ns.describe_table({"id": table_id})).version == 2
+
+
+async def test_tooling_mode_shows_the_real_columns_to_pyiceberg(
+    catalog: IcebergCatalogServer, root: Path, tmp_path: Path
+) -> None:
+    properties = {"endpoint": catalog.uri, "root": str(root), "iceberg_tooling": "true"}
+    async with lna.connect("iceberg", properties) as ns:
+        await ns.create_namespace({"id": [WH, "db"]})
+        location = str(tmp_path / "tooled")
+        data = pa.table(
+            {
+                "id": pa.array([1], pa.int64()),
+                "name": ["a"],
+                "score": pa.array([0.5], pa.float32()),
+                "tags": pa.array([["x"]], pa.list_(pa.string())),
+            }
+        )
+        lance.write_dataset(data, location)
+        await ns.register_table({"id": [WH, "db", "tooled"], "location": location})
+    table = catalog.rest_client(WH).load_table(("db", "tooled"))
+    assert table.metadata.current_schema_id == 1
+    assert [f.name for f in table.schema().fields] == ["id", "name", "score", "tags"]
+    assert str(table.schema().find_field("score").field_type) == "float"
+    assert table.metadata.current_snapshot_id == 1
+    assert [entry.snapshot_id for entry in table.metadata.snapshot_log] == [1]
+
+
+def test_arrow_to_iceberg_types() -> None:
+    schema = pa.schema(
+        [
+            pa.field("i", pa.int32(), nullable=False),
+            pa.field("ts", pa.timestamp("us", tz="UTC")),
+            pa.field("d", pa.decimal128(10, 2)),
+            pa.field("v", pa.list_(pa.float32(), 4)),
+            pa.field("s", pa.struct([pa.field("a", pa.string())])),
+            pa.field("m", pa.map_(pa.string(), pa.int64())),
+        ]
+    )
+    converted = arrow_to_iceberg_schema(schema)
+    types = {f["name"]: f["type"] for f in converted["fields"]}
+    assert converted["schema-id"] == 1
+    assert types["i"] == "int"
+    assert converted["fields"][0]["required"] is True
+    assert types["ts"] == "timestamptz"
+    assert types["d"] == "decimal(10, 2)"
+    assert types["v"]["type"] == "list"
+    assert types["v"]["element"] == "float"
+    assert types["s"]["fields"][0]["type"] == "string"
+    assert types["m"]["key"] == "string"
+    assert types["m"]["value"] == "long"
+    ids = [f["id"] for f in converted["fields"]]
+    assert len(set(ids)) == len(ids)
+
+
+# -- end to end, faults, auth -------------------------------------------------------------
+
+
+def test_pylance_writes_and_reads_through_our_sync_facade(
+    catalog: IcebergCatalogServer, root: Path
+) -> None:
+    with lna.connect_sync("iceberg", {"endpoint": catalog.uri, "root": str(root)}) as ns:
+        ns.create_namespace({"id": [WH, "db"]})
+        lance.write_dataset(
+            pa.table({"x": [1, 2, 3]}), namespace_client=ns, table_id=[WH, "db", "t"]
+        )
+        lance.write_dataset(
+            pa.table({"x": [4]}), namespace_client=ns, table_id=[WH, "db", "t"], mode="append"
+        )
+        assert lance.dataset(namespace_client=ns, table_id=[WH, "db", "t"]).count_rows() == 4
+    assert catalog.rest_client(WH).load_table(("db", "t")).properties["table_type"] == "lance"
+
+
+async def test_server_faults_are_retried(
+    ns: IcebergNamespace, catalog: IcebergCatalogServer
+) -> None:
+    await ns.create_namespace({"id": [WH, "db"]})
+    catalog.fail_next(503, count=2)
+    assert (await ns.list_tables({"id": [WH, "db"]})).tables == []
+    catalog.fail_next(429, headers={"Retry-After": "0"})
+    await ns.namespace_exists({"id": [WH, "db"]})
+    catalog.fail_next(503, count=10)
+    with pytest.raises(errors.ServiceUnavailableError):
+        await ns.describe_namespace({"id": [WH, "db"]})
+
+
+async def test_one_config_and_one_token_call_for_a_thousand_first_calls(tmp_path: Path) -> None:
+    with iceberg_catalog(tmp_path / "iceberg", require_auth=True) as catalog:
+        catalog.rest_client(WH).create_namespace("db")
+        catalog.config_requests.clear()
+        tokens_before = catalog.token_requests
+        properties = {"endpoint": catalog.uri, "credential": "cid:csecret", "root": str(tmp_path)}
+        async with lna.connect("iceberg", properties) as ns, anyio.create_task_group() as group:
+            for _ in range(1000):
+                group.start_soon(ns.namespace_exists, {"id": [WH, "db"]})
+        assert catalog.config_requests[WH] == 1
+        assert catalog.token_requests - tokens_before == 1
+
+
+async def test_a_wrong_credential_is_unauthenticated(tmp_path: Path) -> None:
+    with iceberg_catalog(tmp_path / "iceberg", require_auth=True) as catalog:
+        properties = {"endpoint": catalog.uri, "credential": "cid:WRONG", "root": str(tmp_path)}
+        async with lna.connect("iceberg", properties) as ns:
+            with pytest.raises(errors.UnauthenticatedError) as caught:
+                await ns.namespace_exists({"id": [WH]})
+        assert "WRONG" not in str(caught.value)
