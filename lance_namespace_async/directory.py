@@ -262,14 +262,32 @@ class DirectoryNamespace(AsyncLanceNamespace):
     def _manifest_delete(self, object_id: str) -> None:
         self._open_manifest().delete(f"object_id = {self._quote(object_id)}")
 
-    def _resolve_location(self, reported: str, table: Identifier) -> str:
-        """pylance joins every manifest location to the root; undo that for absolute ones."""
+    def _mangled(self, reported: str) -> bool:
         for prefix in (f"file://{self.root}/", f"{self.root}/"):
             if reported.startswith(prefix) and _EMBEDDED_SCHEME.match(reported[len(prefix) :]):
-                row = self._manifest_row(join_identifier(table, _MANIFEST_DELIMITER))
-                if row is not None and row.get("location"):
-                    return str(row["location"])
+                return True
+        return False
+
+    async def _resolve(self, reported: str, table: Identifier) -> str:
+        """pylance joins every manifest location to the root; undo that for absolute ones."""
+        if not self._mangled(reported):
+            return reported  # the common case: no thread hop, no manifest read
+        row = await self._run(self._manifest_row, join_identifier(table, _MANIFEST_DELIMITER))
+        if row is not None and row.get("location"):
+            return str(row["location"])
         return reported
+
+    async def _table_call(self, method: str, table: Identifier, **body: Any) -> dict[str, Any]:
+        """A pylance table call; a missing parent namespace is reported as such.
+
+        The parent is checked only after a TableNotFound, so the common path is one
+        pylance call rather than two.
+        """
+        try:
+            return await self._call(method, {"id": list(table), **body})
+        except errors.TableNotFoundError:
+            await self._require_namespace(table[:-1])
+            raise
 
     # -- namespaces --------------------------------------------------------------
 
@@ -502,15 +520,14 @@ class DirectoryNamespace(AsyncLanceNamespace):
     async def _describe_table(self, request: DescribeTableRequest) -> DescribeTableResponse:
         body = request.to_dict()
         table = self._table_id(body.get("id"))
-        await self._require_namespace(table[:-1])
         version = body.get("version")
         detailed = body.get("load_detailed_metadata") is True
-        describe: dict[str, Any] = {"id": list(table)}
+        describe: dict[str, Any] = {}
         if detailed or body.get("check_declared") is True:
             describe["check_declared"] = True
-        result = await self._call("describe_table", describe)
+        result = await self._table_call("describe_table", table, **describe)
         reported = str(result.get("location", ""))
-        location = await self._run(self._resolve_location, reported, table)
+        location = await self._resolve(reported, table)
         if location != reported and "is_only_declared" in result:
             # pylance checked the wrong path for an absolute location
             result["is_only_declared"] = not await self._run(has_versions, location)
@@ -530,14 +547,10 @@ class DirectoryNamespace(AsyncLanceNamespace):
     async def _table_exists(self, request: TableExistsRequest) -> TableExistsResponse:
         body = request.to_dict()
         table = self._table_id(body.get("id"))
-        await self._require_namespace(table[:-1])
-        await self._call("table_exists", {"id": list(table)})
+        await self._table_call("table_exists", table)
         version = body.get("version")
         if isinstance(version, int):
-            described = await self._call("describe_table", {"id": list(table)})
-            location = await self._run(
-                self._resolve_location, str(described.get("location", "")), table
-            )
+            location = await self._describe_location(table)
             if await self.tables.open(location, version) is None:
                 raise errors.TableVersionNotFoundError(
                     f"table {'.'.join(table)!r} has no version {version}"
@@ -545,11 +558,8 @@ class DirectoryNamespace(AsyncLanceNamespace):
         return TableExistsResponse.from_dict({})
 
     async def _deregister(self, table: Identifier) -> dict[str, Any]:
-        await self._require_namespace(table[:-1])
-        result = await self._call("deregister_table", {"id": list(table)})
-        result["location"] = await self._run(
-            self._resolve_location, str(result.get("location", "")), table
-        )
+        result = await self._table_call("deregister_table", table)
+        result["location"] = await self._resolve(str(result.get("location", "")), table)
         return result
 
     async def _deregister_table(self, request: DeregisterTableRequest) -> DeregisterTableResponse:
@@ -566,12 +576,8 @@ class DirectoryNamespace(AsyncLanceNamespace):
         return DeregisterTableResponse.from_dict(_drop_nones(result))
 
     async def _describe_location(self, table: Identifier) -> str:
-        await self._require_namespace(table[:-1])
-        described = await self._call("describe_table", {"id": list(table)})
-        location = await self._run(
-            self._resolve_location, str(described.get("location", "")), table
-        )
-        return canonical(location)
+        described = await self._table_call("describe_table", table)
+        return canonical(await self._resolve(str(described.get("location", "")), table))
 
     async def _drop_table_at(self, table: Identifier) -> dict[str, Any]:
         location = await self._describe_location(table)
