@@ -47,3 +47,10 @@ def demo(session: nox.Session) -> None:
     """The README's first command: a directory catalog, pylance tables, a crawl."""
     session.install("-e", ".")
     session.run("python", "examples/quickstart.py", *(session.posargs or ["demo-lance"]))
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """The REST crawl benchmark against pylance (minutes; not part of CI)."""
+    session.install("-e", ".[dev]")
+    session.run("python", "benchmarks/rest_crawl.py", *session.posargs)

@@ -1,0 +1,138 @@
+"""Serve a directory catalog over REST, in its own process, on 127.0.0.1.
+
+``--impl pylance``: pylance's Rust ``RestAdapter("dir", {"root": ...})``.
+``--impl ours``: ``lance_namespace_async.server.create_app(connect("dir", ...))``
+under uvicorn (h11, asyncio loop, access log off).
+
+Prints ``PORT <n>`` once serving (or ``ERROR <reason>`` and exits 3), and stops
+when its stdin closes, on SIGTERM, or after ``--max-seconds``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+import threading
+import traceback
+
+LOOPBACK = "127.0.0.1"
+
+
+def _fail(reason: str) -> None:
+    print(f"ERROR {reason}", flush=True)
+    sys.exit(3)
+
+
+def _wait_for_exit(max_seconds: float) -> None:
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+
+    def watch_stdin() -> None:
+        sys.stdin.read()
+        done.set()
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    done.wait(timeout=max_seconds)
+
+
+def serve_pylance(root: str, max_seconds: float) -> None:
+    try:
+        from lance.namespace import RestAdapter
+
+        adapter = RestAdapter("dir", {"root": root}, host=LOOPBACK, port=0)
+        adapter.start()
+    except Exception as exc:
+        _fail(f"pylance RestAdapter failed to start: {exc!r}")
+        return
+    print(f"PORT {adapter.port}", flush=True)
+    try:
+        _wait_for_exit(max_seconds)
+    finally:
+        adapter.stop()
+
+
+def serve_ours(root: str, max_seconds: float) -> None:
+    try:
+        import uvicorn
+
+        import lance_namespace_async as lna
+        from lance_namespace_async.server import create_app
+    except Exception as exc:
+        _fail(f"our adapter not available: import failed: {exc!r}")
+        return
+
+    async def run() -> None:
+        namespace = lna.connect("dir", {"root": root})
+        try:
+            app = create_app(namespace)
+        except Exception as exc:
+            await namespace.aclose()
+            _fail(f"our adapter not available: create_app failed: {exc!r}")
+            return
+        # uvicorn binds (port 0 = any free port) through loop.create_server, the path
+        # lance_namespace_async.server.serve() takes, so accepted sockets get TCP_NODELAY
+        config = uvicorn.Config(
+            app,
+            host=LOOPBACK,
+            port=0,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            http="h11",
+            loop="asyncio",
+            server_header=False,
+            date_header=False,
+            backlog=1024,
+        )
+        server = uvicorn.Server(config)
+        loop = asyncio.get_running_loop()
+
+        def watch_stdin() -> None:
+            sys.stdin.read()
+            loop.call_soon_threadsafe(setattr, server, "should_exit", True)
+
+        threading.Thread(target=watch_stdin, daemon=True).start()
+        loop.call_later(max_seconds, setattr, server, "should_exit", True)
+        serving = asyncio.create_task(server.serve())
+        for _ in range(500):  # up to 5 s for startup
+            if server.started or serving.done():
+                break
+            await asyncio.sleep(0.01)
+        if not server.started:
+            with contextlib.suppress(BaseException):
+                await serving
+            await namespace.aclose()
+            _fail("our adapter not available: uvicorn did not start")
+            return
+        port = server.servers[0].sockets[0].getsockname()[1]
+        print(f"PORT {port}", flush=True)
+        try:
+            await serving
+        finally:
+            await namespace.aclose()
+
+    try:
+        asyncio.run(run())
+    except SystemExit:
+        raise
+    except Exception:
+        _fail("our adapter crashed: " + traceback.format_exc().replace("\n", " | "))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--impl", choices=["pylance", "ours"], required=True)
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--max-seconds", type=float, default=3600.0)
+    args = parser.parse_args()
+    if args.impl == "pylance":
+        serve_pylance(args.root, args.max_seconds)
+    else:
+        serve_ours(args.root, args.max_seconds)
+
+
+if __name__ == "__main__":
+    main()
