@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import attrs
@@ -226,35 +226,31 @@ def _single(group_error: BaseExceptionGroup[BaseException]) -> BaseException:
     return real[0] if real else group_error
 
 
-async def iter_namespaces(
-    ns: AsyncLanceNamespace, parent: Sequence[str] = (), *, page_size: int | None = 1000
+async def _iter_pages(
+    call: Any, parent: Sequence[str], field: str, page_size: int | None
 ) -> AsyncIterator[str]:
-    """Every child namespace name of ``parent``, following every page."""
     token: str | None = None
     while True:
         request: dict[str, object] = {"id": list(parent), "page_token": token}
         if page_size:
             request["limit"] = page_size
-        response = await ns.list_namespaces(request)  # type: ignore[arg-type]
-        for name in response.namespaces:
+        response = await call(request)
+        for name in getattr(response, field):
             yield name
         token = token_of(response.page_token)
         if token is None:
             return
 
 
-async def iter_tables(
+def iter_namespaces(
+    ns: AsyncLanceNamespace, parent: Sequence[str] = (), *, page_size: int | None = 1000
+) -> AsyncIterator[str]:
+    """Every child namespace name of ``parent``, following every page."""
+    return _iter_pages(ns.list_namespaces, parent, "namespaces", page_size)
+
+
+def iter_tables(
     ns: AsyncLanceNamespace, namespace: Sequence[str] = (), *, page_size: int | None = 1000
 ) -> AsyncIterator[str]:
     """Every table name of ``namespace``, following every page."""
-    token: str | None = None
-    while True:
-        request: dict[str, object] = {"id": list(namespace), "page_token": token}
-        if page_size:
-            request["limit"] = page_size
-        response = await ns.list_tables(request)  # type: ignore[arg-type]
-        for name in response.tables:
-            yield name
-        token = token_of(response.page_token)
-        if token is None:
-            return
+    return _iter_pages(ns.list_tables, namespace, "tables", page_size)

@@ -198,98 +198,97 @@ class RestNamespace(AsyncLanceNamespace):
 
     # -- namespaces --------------------------------------------------------------
 
-    async def _create_namespace(self, request: CreateNamespaceRequest) -> CreateNamespaceResponse:
+    async def _namespace_call(
+        self,
+        operation: str,
+        module: str,
+        request: Any,
+        *,
+        allow_root: bool,
+        idempotent: bool,
+        conflict: type[errors.LanceNamespaceError] = errors.ConcurrentModificationError,
+        with_body: bool = True,
+        **kwargs: Any,
+    ) -> Any:
         body = request.to_dict()
-        parts = self._ids(body, allow_root=False, what="namespace id")
-        result: CreateNamespaceResponse = await self._send(
-            self._api("namespace", "create_namespace"),
+        parts = self._ids(body, allow_root=allow_root, what="namespace id")
+        if with_body:
+            kwargs["body"] = request
+        return await self._send(
+            self._api("namespace", module),
             self._path_id(parts),
-            body=request,
-            what=f"CreateNamespace {'.'.join(parts)}",
-            idempotent=False,
+            what=f"{operation} {'.'.join(parts) or '<root>'}",
+            idempotent=idempotent,
             not_found=errors.NamespaceNotFoundError,
-            conflict=errors.NamespaceAlreadyExistsError,
+            conflict=conflict,
             headers=self._headers(body),
+            **kwargs,
+        )
+
+    async def _create_namespace(self, request: CreateNamespaceRequest) -> CreateNamespaceResponse:
+        result: CreateNamespaceResponse = await self._namespace_call(
+            "CreateNamespace",
+            "create_namespace",
+            request,
+            allow_root=False,
+            idempotent=False,
+            conflict=errors.NamespaceAlreadyExistsError,
         )
         return result
 
     async def _list_namespaces(self, request: ListNamespacesRequest) -> ListNamespacesResponse:
-        body = request.to_dict()
-        parts = self._ids(body, allow_root=True, what="namespace id")
-        result: ListNamespacesResponse = await self._send(
-            self._api("namespace", "list_namespaces"),
-            self._path_id(parts),
+        result: ListNamespacesResponse = await self._namespace_call(
+            "ListNamespaces",
+            "list_namespaces",
+            request,
+            allow_root=True,
+            idempotent=True,
+            with_body=False,
             page_token=request.page_token,
             limit=request.limit,
-            what=f"ListNamespaces {'.'.join(parts) or '<root>'}",
-            idempotent=True,
-            not_found=errors.NamespaceNotFoundError,
-            headers=self._headers(body),
         )
         return result
 
     async def _describe_namespace(
         self, request: DescribeNamespaceRequest
     ) -> DescribeNamespaceResponse:
-        body = request.to_dict()
-        parts = self._ids(body, allow_root=True, what="namespace id")
-        result: DescribeNamespaceResponse = await self._send(
-            self._api("namespace", "describe_namespace"),
-            self._path_id(parts),
-            body=request,
-            what=f"DescribeNamespace {'.'.join(parts) or '<root>'}",
-            idempotent=True,
-            not_found=errors.NamespaceNotFoundError,
-            headers=self._headers(body),
+        result: DescribeNamespaceResponse = await self._namespace_call(
+            "DescribeNamespace", "describe_namespace", request, allow_root=True, idempotent=True
         )
         return result
 
     async def _drop_namespace(self, request: DropNamespaceRequest) -> DropNamespaceResponse:
-        body = request.to_dict()
-        parts = self._ids(body, allow_root=False, what="namespace id")
-        result: DropNamespaceResponse = await self._send(
-            self._api("namespace", "drop_namespace"),
-            self._path_id(parts),
-            body=request,
-            what=f"DropNamespace {'.'.join(parts)}",
+        result: DropNamespaceResponse = await self._namespace_call(
+            "DropNamespace",
+            "drop_namespace",
+            request,
+            allow_root=False,
             idempotent=False,
-            not_found=errors.NamespaceNotFoundError,
             conflict=errors.NamespaceNotEmptyError,
-            headers=self._headers(body),
         )
         return result
 
     async def _namespace_exists(self, request: NamespaceExistsRequest) -> NamespaceExistsResponse:
-        body = request.to_dict()
-        parts = self._ids(body, allow_root=True, what="namespace id")
-        await self._send(
-            self._api("namespace", "namespace_exists"),
-            self._path_id(parts),
-            body=request,
-            what=f"NamespaceExists {'.'.join(parts) or '<root>'}",
-            idempotent=True,
-            not_found=errors.NamespaceNotFoundError,
-            headers=self._headers(body),
+        await self._namespace_call(
+            "NamespaceExists", "namespace_exists", request, allow_root=True, idempotent=True
         )
         return NamespaceExistsResponse()
 
-    # -- tables ----------------------------------------------------------------------
-
     async def _list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
-        body = request.to_dict()
-        parts = self._ids(body, allow_root=True, what="namespace id")
-        result: ListTablesResponse = await self._send(
-            self._api("namespace", "list_tables"),
-            self._path_id(parts),
+        result: ListTablesResponse = await self._namespace_call(
+            "ListTables",
+            "list_tables",
+            request,
+            allow_root=True,
+            idempotent=True,
+            with_body=False,
             page_token=request.page_token,
             limit=request.limit,
             include_declared=request.include_declared,
-            what=f"ListTables {'.'.join(parts) or '<root>'}",
-            idempotent=True,
-            not_found=errors.NamespaceNotFoundError,
-            headers=self._headers(body),
         )
         return result
+
+    # -- tables ----------------------------------------------------------------------
 
     async def _list_all_tables(self, request: ListAllTablesRequest) -> ListTablesResponse:
         body = request.to_dict()
