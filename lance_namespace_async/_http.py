@@ -410,6 +410,30 @@ class HttpTransport:
         finally:
             _CALL.reset(token)
 
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        what: str,
+        idempotent: bool,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+    ) -> tuple[httpx.Response, CallState]:
+        """One logical call of a hand-written backend (any status; errors are the caller's)."""
+        client = self.client()
+        with self.call(idempotent=idempotent) as state:
+            try:
+                response = await client.request(
+                    method,
+                    path,
+                    params={k: v for k, v in (params or {}).items() if v is not None},
+                    json=json,
+                )
+            except httpx.HTTPError as exc:
+                raise transport_error(exc, what) from exc
+        return response, state
+
     async def aclose(self) -> None:
         self._closed = True
         client, self._client = self._client, None

@@ -44,7 +44,7 @@ import httpx
 from . import errors
 from ._base import AsyncLanceNamespace
 from ._config import parse_bool, parse_positive_int, prop
-from ._http import HttpConfig, HttpTransport, error_from_response, transport_error
+from ._http import HttpConfig, HttpTransport, error_from_response
 from ._identifiers import Identifier, validate_identifier
 from ._lance_tables import LanceTables, canonical
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
@@ -264,17 +264,9 @@ class IcebergNamespace(AsyncLanceNamespace):
         params: Mapping[str, Any] | None = None,
         json: Any = None,
     ) -> httpx.Response:
-        client = self.transport.client()
-        with self.transport.call(idempotent=idempotent) as state:
-            try:
-                response = await client.request(
-                    method,
-                    path,
-                    params={k: v for k, v in (params or {}).items() if v is not None},
-                    json=json,
-                )
-            except httpx.HTTPError as exc:
-                raise transport_error(exc, what) from exc
+        response, state = await self.transport.request(
+            method, path, what=what, idempotent=idempotent, params=params, json=json
+        )
         if response.status_code < 300:
             return response
         raise _iceberg_error(response, what, not_found, conflict, state.retried_ambiguously)
