@@ -493,15 +493,23 @@ def error_from_response(
             error = errors.InternalError(text)
         else:
             error = errors.InvalidInputError(text)
-    if retried_ambiguously and isinstance(error, errors.AlreadyExistsError):
-        error = type(error)(
-            f"{error.message} (an earlier attempt of this call failed ambiguously and may "
-            "have created it)",
-            detail=error.detail,
-            instance=error.instance,
-        )
-        error.retried_ambiguously = True
-    return error
+    return flag_ambiguous(error, retried_ambiguously)
+
+
+def flag_ambiguous(
+    error: errors.LanceNamespaceError, retried_ambiguously: bool
+) -> errors.LanceNamespaceError:
+    """AlreadyExists after an ambiguous retry may be this call's own doing: say so."""
+    if not (retried_ambiguously and isinstance(error, errors.AlreadyExistsError)):
+        return error
+    flagged = type(error)(
+        f"{error.message} (an earlier attempt of this call failed ambiguously and may "
+        "have created it)",
+        detail=error.detail,
+        instance=error.instance,
+    )
+    flagged.retried_ambiguously = True
+    return flagged
 
 
 def transport_error(exc: httpx.HTTPError, what: str) -> errors.LanceNamespaceError:

@@ -30,6 +30,7 @@ _BUILTIN: dict[str, tuple[str, str | None]] = {
     "dir": ("lance_namespace_async.directory:DirectoryNamespace", None),
     "rest": ("lance_namespace_async.rest:RestNamespace", None),
     "iceberg": ("lance_namespace_async.iceberg:IcebergNamespace", None),
+    "unity": ("lance_namespace_async.unity:UnityNamespace", None),
 }
 
 _registered: dict[str, str | type[AsyncLanceNamespace]] = {}

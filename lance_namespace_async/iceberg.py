@@ -44,7 +44,7 @@ import httpx
 from . import errors
 from ._base import AsyncLanceNamespace
 from ._config import parse_bool, parse_positive_int, prop
-from ._http import HttpConfig, HttpTransport, error_from_response
+from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous
 from ._identifiers import Identifier, validate_identifier
 from ._lance_tables import LanceTables, canonical
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
@@ -926,14 +926,7 @@ def _iceberg_error(
     if error_type == "AlreadyExistsException" or (cls is None and response.status_code == 409):
         cls = conflict
     if cls is not None:
-        error = cls(f"{what}: {message}" if message else what)
-        if retried_ambiguously and isinstance(error, errors.AlreadyExistsError):
-            error = cls(
-                f"{error.message} (an earlier attempt of this call failed ambiguously "
-                "and may have created it)"
-            )
-            error.retried_ambiguously = True
-        return error
+        return flag_ambiguous(cls(f"{what}: {message}" if message else what), retried_ambiguously)
     return error_from_response(
         response.status_code,
         response.content,

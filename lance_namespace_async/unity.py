@@ -1,0 +1,662 @@
+"""Lance tables in Unity Catalog OSS (seed 001): ``impl="unity"``.
+
+Mapping (seed 001). The root namespace lists Unity catalogs; ``[catalog,
+schema]`` is a namespace (Unity's fixed catalog.schema.table hierarchy, so
+identifiers deeper than that, or shallower where a level is required, are
+InvalidInput). A Lance table is an ``EXTERNAL`` Unity table with
+``data_source_format`` ``TEXT`` (Unity has no Lance format), ``storage_location``
+the Lance table root and ``properties.table_type=lance`` (case-insensitive when
+read); its ``columns`` are the Lance table's Arrow schema in Unity's column
+format whenever that schema is known (RegisterTable). The REST base is
+``/api/2.1/unity-catalog``, as Unity OSS serves it.
+
+Namespaces and tables are listed sorted, as the seed says, so every page of the
+server is followed first and the sorted result is paginated here. Beyond the
+seed: NamespaceExists, TableExists, RegisterTable, DropTable (also deletes the
+data), detailed DescribeTable, catalogs created and dropped where the server
+allows it, and DropNamespace Cascade over Lance tables only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping
+from typing import Any, ClassVar, Self
+from urllib.parse import quote
+
+import attrs
+import httpx
+
+from . import errors
+from ._base import AsyncLanceNamespace
+from ._config import parse_positive_int, prop
+from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous
+from ._identifiers import Identifier, validate_identifier
+from ._lance_tables import LanceTables, canonical
+from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
+from ._paging import page_of
+from .models import (
+    CreateNamespaceRequest,
+    CreateNamespaceResponse,
+    DeclareTableRequest,
+    DeclareTableResponse,
+    DeregisterTableRequest,
+    DeregisterTableResponse,
+    DescribeNamespaceRequest,
+    DescribeNamespaceResponse,
+    DescribeTableRequest,
+    DescribeTableResponse,
+    DropNamespaceRequest,
+    DropNamespaceResponse,
+    DropTableRequest,
+    DropTableResponse,
+    ListNamespacesRequest,
+    ListNamespacesResponse,
+    ListTablesRequest,
+    ListTablesResponse,
+    NamespaceExistsRequest,
+    NamespaceExistsResponse,
+    RegisterTableRequest,
+    RegisterTableResponse,
+    TableExistsRequest,
+    TableExistsResponse,
+)
+
+__all__ = ["UnityConfig", "UnityNamespace", "arrow_to_unity_columns"]
+
+API_BASE = "/api/2.1/unity-catalog"
+PAGE_SIZE = 50  # the largest max_results Unity's API declares
+TABLE_TYPE = "table_type"
+
+
+def _endpoint(value: str) -> str:
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("must start with http:// or https://")
+    return value.rstrip("/")
+
+
+@attrs.frozen
+class UnityConfig(HttpConfig):
+    """Properties of ``impl="unity"`` as seed 001 lists them (timeouts in ms)."""
+
+    endpoint: str = prop(parse=_endpoint, doc="Unity Catalog server, e.g. http://host:8080")
+    read_timeout: int = prop(default=300000, parse=parse_positive_int)
+    root: str = prop(default="/tmp/lance", doc="storage root of new tables")
+    worker_threads: int = prop(default=8, parse=parse_positive_int)
+    storage: dict[str, str] = prop(prefix="storage.", secret=True)
+
+
+def _is_lance(table: Mapping[str, Any]) -> bool:
+    properties = table.get("properties") or {}
+    return str(table.get("table_type", "")).upper() == "EXTERNAL" and (
+        str(properties.get(TABLE_TYPE, "")).lower() == "lance"
+    )
+
+
+# -- Arrow -> Unity columns ----------------------------------------------------------------
+
+
+def _spark_type(data_type: Any) -> tuple[str, str, Any]:
+    """(type_name, type_text, type_json value) of an Arrow type, as Spark/Unity name them."""
+    import pyarrow as pa
+
+    t = pa.types
+    simple: list[tuple[Any, str, str, str]] = [
+        (t.is_boolean, "BOOLEAN", "boolean", "boolean"),
+        (t.is_int8, "BYTE", "tinyint", "byte"),
+        (t.is_int16, "SHORT", "smallint", "short"),
+        (t.is_uint8, "SHORT", "smallint", "short"),
+        (t.is_int32, "INT", "int", "integer"),
+        (t.is_uint16, "INT", "int", "integer"),
+        (t.is_int64, "LONG", "bigint", "long"),
+        (t.is_uint32, "LONG", "bigint", "long"),
+        (t.is_float16, "FLOAT", "float", "float"),
+        (t.is_float32, "FLOAT", "float", "float"),
+        (t.is_float64, "DOUBLE", "double", "double"),
+        (t.is_string, "STRING", "string", "string"),
+        (t.is_large_string, "STRING", "string", "string"),
+        (t.is_binary, "BINARY", "binary", "binary"),
+        (t.is_large_binary, "BINARY", "binary", "binary"),
+        (t.is_fixed_size_binary, "BINARY", "binary", "binary"),
+        (t.is_date, "DATE", "date", "date"),
+        (t.is_null, "NULL", "void", "void"),
+    ]
+    for check, name, text, spark in simple:
+        if check(data_type):
+            return name, text, spark
+    if t.is_timestamp(data_type):
+        if data_type.tz:
+            return "TIMESTAMP", "timestamp", "timestamp"
+        return "TIMESTAMP_NTZ", "timestamp_ntz", "timestamp_ntz"
+    if t.is_decimal(data_type) or t.is_uint64(data_type):
+        precision, scale = (
+            (data_type.precision, data_type.scale) if t.is_decimal(data_type) else (20, 0)
+        )
+        return "DECIMAL", f"decimal({precision},{scale})", f"decimal({precision},{scale})"
+    if t.is_list(data_type) or t.is_large_list(data_type) or t.is_fixed_size_list(data_type):
+        _, element_text, element_json = _spark_type(data_type.value_type)
+        return (
+            "ARRAY",
+            f"array<{element_text}>",
+            {
+                "type": "array",
+                "elementType": element_json,
+                "containsNull": data_type.value_field.nullable,
+            },
+        )
+    if t.is_map(data_type):
+        _, key_text, key_json = _spark_type(data_type.key_type)
+        _, value_text, value_json = _spark_type(data_type.item_type)
+        return (
+            "MAP",
+            f"map<{key_text},{value_text}>",
+            {
+                "type": "map",
+                "keyType": key_json,
+                "valueType": value_json,
+                "valueContainsNull": data_type.item_field.nullable,
+            },
+        )
+    if t.is_struct(data_type):
+        fields = [data_type.field(i) for i in range(data_type.num_fields)]
+        texts = []
+        jsons = []
+        for field in fields:
+            _, text, spark = _spark_type(field.type)
+            texts.append(f"{field.name}:{text}")
+            jsons.append(
+                {"name": field.name, "type": spark, "nullable": field.nullable, "metadata": {}}
+            )
+        return "STRUCT", f"struct<{','.join(texts)}>", {"type": "struct", "fields": jsons}
+    raise errors.InvalidInputError(f"no Unity column type for Arrow type {data_type}")
+
+
+def arrow_to_unity_columns(schema: Any) -> list[dict[str, Any]]:
+    """A pyarrow schema as Unity ``ColumnInfo`` entries (Spark type names and JSON)."""
+    columns = []
+    for position, field in enumerate(schema):
+        type_name, type_text, spark = _spark_type(field.type)
+        column: dict[str, Any] = {
+            "name": field.name,
+            "type_name": type_name,
+            "type_text": type_text,
+            "type_json": json.dumps(
+                {"name": field.name, "type": spark, "nullable": field.nullable, "metadata": {}}
+            ),
+            "position": position,
+            "nullable": field.nullable,
+        }
+        if type_name == "DECIMAL":
+            precision, scale = type_text[len("decimal(") : -1].split(",")
+            column["type_precision"] = int(precision)
+            column["type_scale"] = int(scale)
+        columns.append(column)
+    return columns
+
+
+# -- the backend ----------------------------------------------------------------------------
+
+_UNITY_CODES: dict[str, type[errors.LanceNamespaceError]] = {
+    "INVALID_ARGUMENT": errors.InvalidInputError,
+    "PERMISSION_DENIED": errors.PermissionDeniedError,
+    "UNAUTHENTICATED": errors.UnauthenticatedError,
+    "RESOURCE_EXHAUSTED": errors.ThrottlingError,
+    "UNAVAILABLE": errors.ServiceUnavailableError,
+    "TEMPORARILY_UNAVAILABLE": errors.ServiceUnavailableError,
+    "UNIMPLEMENTED": errors.UnsupportedOperationError,
+    "NOT_IMPLEMENTED": errors.UnsupportedOperationError,
+}
+
+
+_CONFLICT_CODES = frozenset(
+    {"ALREADY_EXISTS", "RESOURCE_ALREADY_EXISTS", "FAILED_PRECONDITION", "RESOURCE_CONFLICT"}
+)
+
+
+class UnityNamespace(AsyncLanceNamespace):
+    """``impl="unity"``: Lance tables as EXTERNAL tables of Unity Catalog OSS."""
+
+    impl_name: ClassVar[str] = "unity"
+    delimiter = "."
+    config: UnityConfig
+
+    def __init__(self, config: UnityConfig) -> None:
+        super().__init__(config)
+        self.root = config.root.rstrip("/")
+        self.transport = HttpTransport(config, base_url=config.endpoint + API_BASE)
+        self.tables = LanceTables(threads=config.worker_threads, storage_options=config.storage)
+
+    @classmethod
+    def from_properties(cls, properties: Any) -> Self:
+        return cls(UnityConfig.from_properties(properties))
+
+    def namespace_id(self) -> str:
+        return f"UnityNamespace(endpoint={self.config.endpoint!r})"
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()
+
+    # -- HTTP ------------------------------------------------------------------------
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        what: str,
+        idempotent: bool,
+        not_found: type[errors.LanceNamespaceError],
+        conflict: type[errors.LanceNamespaceError] = errors.ConcurrentModificationError,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+    ) -> dict[str, Any]:
+        response, state = await self.transport.request(
+            method, path, what=what, idempotent=idempotent, params=params, json=json
+        )
+        if response.status_code < 300:
+            if not response.content:
+                return {}
+            try:
+                body = response.json()
+            except ValueError:
+                raise errors.InternalError(f"{what}: Unity sent no JSON") from None
+            return body if isinstance(body, dict) else {}
+        raise _unity_error(response, what, not_found, conflict, state.retried_ambiguously)
+
+    async def _all_pages(
+        self, path: str, field: str, params: dict[str, Any], what: str
+    ) -> list[dict[str, Any]]:
+        """Every item of a Unity listing, following ``next_page_token`` to the end."""
+        items: list[dict[str, Any]] = []
+        token: str | None = None
+        while True:
+            body = await self._request(
+                "GET",
+                path,
+                params={**params, "max_results": PAGE_SIZE, "page_token": token},
+                what=what,
+                idempotent=True,
+                not_found=errors.NamespaceNotFoundError,
+            )
+            items.extend(i for i in body.get(field) or [] if isinstance(i, dict))
+            token = body.get("next_page_token") or None
+            if token is None:
+                return items
+
+    def _ids(self, body: Mapping[str, Any], what: str, *, most: int) -> Identifier:
+        parts = validate_identifier(body.get("id"), delimiter=".", allow_root=True, what=what)
+        if len(parts) > most:
+            raise errors.InvalidInputError(
+                f"Unity namespaces are catalog.schema: {what} has {len(parts)} levels"
+            )
+        return parts
+
+    def _table(self, body: Mapping[str, Any]) -> tuple[str, str, str]:
+        parts = validate_identifier(
+            body.get("id"), delimiter=".", allow_root=False, what="table id"
+        )
+        if len(parts) != 3:
+            raise errors.InvalidInputError(
+                f"a Unity table id is [catalog, schema, table], got {len(parts)} level(s)"
+            )
+        return parts[0], parts[1], parts[2]
+
+    @staticmethod
+    def _full(*parts: str) -> str:
+        return quote(".".join(parts), safe="")
+
+    # -- namespaces ------------------------------------------------------------------------
+
+    async def _namespace_info(self, parts: Identifier, what: str) -> dict[str, Any]:
+        if len(parts) == 1:
+            return await self._request(
+                "GET",
+                f"/catalogs/{self._full(*parts)}",
+                what=what,
+                idempotent=True,
+                not_found=errors.NamespaceNotFoundError,
+            )
+        return await self._request(
+            "GET",
+            f"/schemas/{self._full(*parts)}",
+            what=what,
+            idempotent=True,
+            not_found=errors.NamespaceNotFoundError,
+        )
+
+    async def _create_namespace(self, request: CreateNamespaceRequest) -> CreateNamespaceResponse:
+        body = request.to_dict()
+        parts = self._ids(body, "namespace id", most=2)
+        if not parts:
+            raise errors.InvalidInputError("the root namespace cannot be created")
+        mode = parse_mode(body.get("mode"), CREATE_MODES, default="Create")
+        properties = {str(k): str(v) for k, v in (body.get("properties") or {}).items()}
+        what = f"CreateNamespace {'.'.join(parts)}"
+        if mode == "Overwrite":
+            await self._drop_tree(parts, missing_ok=True)
+        if len(parts) == 1:
+            path, payload = "/catalogs", {"name": parts[0], "properties": properties}
+        else:
+            path = "/schemas"
+            payload = {"name": parts[1], "catalog_name": parts[0], "properties": properties}
+        try:
+            created = await self._request(
+                "POST",
+                path,
+                json=payload,
+                what=what,
+                idempotent=False,
+                not_found=errors.NamespaceNotFoundError,
+                conflict=errors.NamespaceAlreadyExistsError,
+            )
+        except errors.NamespaceAlreadyExistsError:
+            if mode != "ExistOk":
+                raise
+            created = await self._namespace_info(parts, what)
+        return CreateNamespaceResponse.from_dict({"properties": created.get("properties") or {}})
+
+    async def _list_namespaces(self, request: ListNamespacesRequest) -> ListNamespacesResponse:
+        body = request.to_dict()
+        parts = self._ids(body, "namespace id", most=2)
+        what = f"ListNamespaces {'.'.join(parts) or '<root>'}"
+        if not parts:
+            items = await self._all_pages("/catalogs", "catalogs", {}, what)
+        elif len(parts) == 1:
+            items = await self._all_pages("/schemas", "schemas", {"catalog_name": parts[0]}, what)
+        else:
+            await self._namespace_info(parts, what)
+            items = []  # a schema holds tables, not namespaces
+        names = [str(i["name"]) for i in items if i.get("name")]
+        page, token = page_of(names, body.get("page_token"), body.get("limit"))
+        return ListNamespacesResponse.from_dict({"namespaces": page, "page_token": token})
+
+    async def _describe_namespace(
+        self, request: DescribeNamespaceRequest
+    ) -> DescribeNamespaceResponse:
+        parts = self._ids(request.to_dict(), "namespace id", most=2)
+        if not parts:
+            return DescribeNamespaceResponse.from_dict({"properties": {}})
+        info = await self._namespace_info(parts, f"DescribeNamespace {'.'.join(parts)}")
+        return DescribeNamespaceResponse.from_dict({"properties": info.get("properties") or {}})
+
+    async def _namespace_exists(self, request: NamespaceExistsRequest) -> NamespaceExistsResponse:
+        parts = self._ids(request.to_dict(), "namespace id", most=2)
+        if parts:
+            await self._namespace_info(parts, f"NamespaceExists {'.'.join(parts)}")
+        return NamespaceExistsResponse()
+
+    async def _drop_namespace(self, request: DropNamespaceRequest) -> DropNamespaceResponse:
+        body = request.to_dict()
+        parts = self._ids(body, "namespace id", most=2)
+        if not parts:
+            raise errors.InvalidInputError("the root namespace cannot be dropped")
+        mode = parse_mode(body.get("mode"), DROP_MODES, default="Fail")
+        behavior = parse_mode(body.get("behavior"), DROP_BEHAVIORS, default="Restrict")
+        what = f"DropNamespace {'.'.join(parts)}"
+        try:
+            info = await self._namespace_info(parts, what)
+        except errors.NamespaceNotFoundError:
+            if mode == "Skip":
+                return DropNamespaceResponse.from_dict({})
+            raise
+        if behavior == "Cascade":
+            await self._drop_tree(parts, missing_ok=mode == "Skip")
+        else:
+            await self._delete_namespace(parts, what)
+        return DropNamespaceResponse.from_dict({"properties": info.get("properties") or {}})
+
+    async def _delete_namespace(self, parts: Identifier, what: str) -> None:
+        kind = "catalogs" if len(parts) == 1 else "schemas"
+        await self._request(
+            "DELETE",
+            f"/{kind}/{self._full(*parts)}",
+            what=what,
+            idempotent=False,
+            not_found=errors.NamespaceNotFoundError,
+            conflict=errors.NamespaceNotEmptyError,
+        )
+
+    async def _drop_tree(self, parts: Identifier, *, missing_ok: bool) -> None:
+        """Cascade over Lance tables only: a foreign table stops the drop."""
+        what = f"DropNamespace {'.'.join(parts)}"
+        try:
+            await self._namespace_info(parts, what)
+        except errors.NamespaceNotFoundError:
+            if missing_ok:
+                return
+            raise
+        if len(parts) == 1:
+            schemas = await self._all_pages("/schemas", "schemas", {"catalog_name": parts[0]}, what)
+            for schema in schemas:
+                await self._drop_tree((parts[0], str(schema["name"])), missing_ok=True)
+        else:
+            tables = await self._schema_tables(parts[0], parts[1], what)
+            foreign = [str(t.get("name")) for t in tables if not _is_lance(t)]
+            if foreign:
+                raise errors.NamespaceNotEmptyError(
+                    f"{what}: holds tables that are not Lance tables: {', '.join(foreign)}"
+                )
+            for table in tables:
+                await self._purge(parts[0], parts[1], str(table["name"]), table, what)
+        await self._delete_namespace(parts, what)
+
+    # -- tables ---------------------------------------------------------------------------
+
+    async def _schema_tables(self, catalog: str, schema: str, what: str) -> list[dict[str, Any]]:
+        return await self._all_pages(
+            "/tables", "tables", {"catalog_name": catalog, "schema_name": schema}, what
+        )
+
+    async def _list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
+        body = request.to_dict()
+        parts = self._ids(body, "namespace id", most=2)
+        what = f"ListTables {'.'.join(parts) or '<root>'}"
+        names: list[str] = []
+        if len(parts) == 2:
+            tables = await self._schema_tables(parts[0], parts[1], what)
+            names = [str(t["name"]) for t in tables if t.get("name") and _is_lance(t)]
+        elif parts:
+            await self._namespace_info(parts, what)  # a catalog holds schemas, not tables
+        page, token = page_of(names, body.get("page_token"), body.get("limit"))
+        return ListTablesResponse.from_dict({"tables": page, "page_token": token})
+
+    async def _get_table(self, catalog: str, schema: str, name: str, what: str) -> dict[str, Any]:
+        return await self._request(
+            "GET",
+            f"/tables/{self._full(catalog, schema, name)}",
+            what=what,
+            idempotent=True,
+            not_found=errors.TableNotFoundError,
+        )
+
+    async def _get_lance_table(
+        self, catalog: str, schema: str, name: str, what: str
+    ) -> dict[str, Any]:
+        table = await self._get_table(catalog, schema, name, what)
+        if not _is_lance(table):
+            raise errors.InvalidInputError(f"{what}: {name!r} is not a Lance table")
+        return table
+
+    def _table_properties(self, requested: Mapping[str, Any] | None) -> dict[str, str]:
+        properties = {str(k): str(v) for k, v in (requested or {}).items()}
+        properties[TABLE_TYPE] = "lance"
+        return properties
+
+    def _storage_options(self, properties: Mapping[str, Any]) -> dict[str, str]:
+        options = dict(self.config.storage)
+        options.update({str(k): str(v) for k, v in properties.items() if k != TABLE_TYPE})
+        return options
+
+    async def _create_table(
+        self,
+        catalog: str,
+        schema: str,
+        name: str,
+        location: str,
+        properties: dict[str, str],
+        columns: list[dict[str, Any]],
+        what: str,
+    ) -> dict[str, Any]:
+        try:
+            return await self._request(
+                "POST",
+                "/tables",
+                json={
+                    "name": name,
+                    "catalog_name": catalog,
+                    "schema_name": schema,
+                    "table_type": "EXTERNAL",
+                    "data_source_format": "TEXT",
+                    "storage_location": location,
+                    "columns": columns,
+                    "properties": properties,
+                },
+                what=what,
+                idempotent=False,
+                not_found=errors.NamespaceNotFoundError,
+                conflict=errors.TableAlreadyExistsError,
+            )
+        except errors.NamespaceNotFoundError:
+            raise errors.NamespaceNotFoundError(
+                f"{what}: schema {catalog}.{schema} not found"
+            ) from None
+
+    async def _declare_table(self, request: DeclareTableRequest) -> DeclareTableResponse:
+        body = request.to_dict()
+        catalog, schema, name = self._table(body)
+        location = body.get("location") or f"{self.root}/{catalog}/{schema}/{name}"
+        properties = self._table_properties(body.get("properties"))
+        what = f"DeclareTable {catalog}.{schema}.{name}"
+        await self._create_table(catalog, schema, name, location, properties, [], what)
+        return DeclareTableResponse.from_dict(
+            {
+                "location": location,
+                "storage_options": self._storage_options(properties),
+                "properties": properties,
+            }
+        )
+
+    async def _register_table(self, request: RegisterTableRequest) -> RegisterTableResponse:
+        body = request.to_dict()
+        catalog, schema, name = self._table(body)
+        location = body.get("location")
+        if not isinstance(location, str) or not location.strip():
+            raise errors.InvalidInputError("RegisterTable needs a non-empty location")
+        mode = parse_mode(body.get("mode"), REGISTER_MODES, default="Create")
+        properties = self._table_properties(body.get("properties"))
+        what = f"RegisterTable {catalog}.{schema}.{name}"
+        dataset = await self.tables.require(location)
+        columns = arrow_to_unity_columns(dataset.schema)
+        if mode == "Overwrite":
+            with contextlib.suppress(errors.TableNotFoundError):
+                await self._deregister(catalog, schema, name, what)
+        await self._create_table(catalog, schema, name, location, properties, columns, what)
+        return RegisterTableResponse.from_dict({"location": location, "properties": properties})
+
+    async def _describe_table(self, request: DescribeTableRequest) -> DescribeTableResponse:
+        body = request.to_dict()
+        catalog, schema, name = self._table(body)
+        what = f"DescribeTable {catalog}.{schema}.{name}"
+        table = await self._get_lance_table(catalog, schema, name, what)
+        properties = {str(k): str(v) for k, v in (table.get("properties") or {}).items()}
+        location = str(table.get("storage_location") or "")
+        result: dict[str, Any] = {
+            "table": name,
+            "namespace": [catalog, schema],
+            "location": location,
+            "storage_options": self._storage_options(properties),
+            "properties": properties,
+        }
+        if body.get("with_table_uri") is True:
+            result["table_uri"] = canonical(location)
+        detailed = body.get("load_detailed_metadata") is True
+        if detailed or isinstance(body.get("version"), int):
+            await self.tables.describe(result, location, body.get("version"), detailed=detailed)
+        elif body.get("check_declared") is True:
+            result["is_only_declared"] = await self.tables.open(location) is None
+        return DescribeTableResponse.from_dict(result)
+
+    async def _table_exists(self, request: TableExistsRequest) -> TableExistsResponse:
+        catalog, schema, name = self._table(request.to_dict())
+        await self._get_lance_table(catalog, schema, name, f"TableExists {catalog}.{schema}.{name}")
+        return TableExistsResponse()
+
+    async def _deregister(self, catalog: str, schema: str, name: str, what: str) -> dict[str, Any]:
+        table = await self._get_lance_table(catalog, schema, name, what)
+        await self._request(
+            "DELETE",
+            f"/tables/{self._full(catalog, schema, name)}",
+            what=what,
+            idempotent=False,
+            not_found=errors.TableNotFoundError,
+        )
+        return table
+
+    async def _deregister_table(self, request: DeregisterTableRequest) -> DeregisterTableResponse:
+        catalog, schema, name = self._table(request.to_dict())
+        table = await self._deregister(
+            catalog, schema, name, f"DeregisterTable {catalog}.{schema}.{name}"
+        )
+        return DeregisterTableResponse.from_dict(
+            {
+                "id": [catalog, schema, name],
+                "location": table.get("storage_location"),
+                "properties": table.get("properties") or {},
+            }
+        )
+
+    async def _purge(
+        self, catalog: str, schema: str, name: str, table: Mapping[str, Any], what: str
+    ) -> None:
+        await self._deregister(catalog, schema, name, what)
+        location = str(table.get("storage_location") or "")
+        if location:
+            await self.tables.delete(location)
+
+    async def _drop_table(self, request: DropTableRequest) -> DropTableResponse:
+        catalog, schema, name = self._table(request.to_dict())
+        what = f"DropTable {catalog}.{schema}.{name}"
+        table = await self._get_lance_table(catalog, schema, name, what)
+        await self._purge(catalog, schema, name, table, what)
+        return DropTableResponse.from_dict(
+            {
+                "id": [catalog, schema, name],
+                "location": table.get("storage_location"),
+                "properties": table.get("properties") or {},
+            }
+        )
+
+
+def _unity_error(
+    response: httpx.Response,
+    what: str,
+    not_found: type[errors.LanceNamespaceError],
+    conflict: type[errors.LanceNamespaceError],
+    retried_ambiguously: bool,
+) -> errors.LanceNamespaceError:
+    """Unity's ``error_code`` names the condition; else the HTTP status does."""
+    error_code = ""
+    message = ""
+    try:
+        body = response.json()
+        if isinstance(body, dict):
+            error_code = str(body.get("error_code") or "")
+            message = str(body.get("message") or "")
+    except ValueError:
+        pass
+    cls = _UNITY_CODES.get(error_code)
+    if error_code in ("NOT_FOUND", "RESOURCE_DOES_NOT_EXIST"):
+        cls = not_found
+    elif error_code in _CONFLICT_CODES:
+        cls = conflict  # already exists, or (on a drop) not empty
+    if cls is not None:
+        return flag_ambiguous(cls(f"{what}: {message}" if message else what), retried_ambiguously)
+    return error_from_response(
+        response.status_code,
+        response.content,
+        not_found=not_found,
+        conflict=conflict,
+        what=what,
+        retried_ambiguously=retried_ambiguously,
+    )
