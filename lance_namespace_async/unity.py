@@ -255,8 +255,8 @@ class UnityNamespace(AsyncLanceNamespace):
             method, path, what=what, idempotent=idempotent, params=params, json=json
         )
         if response.status_code < 300:
-            if not response.content:
-                return {}
+            if not response.content or method == "DELETE":
+                return {}  # Unity OSS answers deletes with a plain-text "200 OK"
             try:
                 body = response.json()
             except ValueError:
@@ -528,7 +528,8 @@ class UnityNamespace(AsyncLanceNamespace):
         location = body.get("location") or f"{self.root}/{catalog}/{schema}/{name}"
         properties = self._table_properties(body.get("properties"))
         what = f"DeclareTable {catalog}.{schema}.{name}"
-        await self._create_table(catalog, schema, name, location, properties, [], what)
+        created = await self._create_table(catalog, schema, name, location, properties, [], what)
+        location = str(created.get("storage_location") or location)  # as Unity stored it
         return DeclareTableResponse.from_dict(
             {
                 "location": location,
