@@ -31,6 +31,7 @@ _BUILTIN: dict[str, tuple[str, str | None]] = {
     "rest": ("lance_namespace_async.rest:RestNamespace", None),
     "iceberg": ("lance_namespace_async.iceberg:IcebergNamespace", None),
     "unity": ("lance_namespace_async.unity:UnityNamespace", None),
+    "glue": ("lance_namespace_async.glue:GlueNamespace", "glue"),
 }
 
 _registered: dict[str, str | type[AsyncLanceNamespace]] = {}
