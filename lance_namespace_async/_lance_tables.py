@@ -81,7 +81,8 @@ def translate(exc: BaseException) -> errors.LanceNamespaceError:
     return errors.InternalError(f"{type(exc).__name__}: {message}")
 
 
-def _delete_tree(location: str) -> None:
+def _delete_tree(location: str, storage_options: dict[str, str] | None) -> None:
+    """Delete a table directory; object stores through the table's storage options."""
     import shutil
 
     local = local_path(location)
@@ -89,10 +90,9 @@ def _delete_tree(location: str) -> None:
         if os.path.exists(local):
             shutil.rmtree(local)
         return
-    import pyarrow.fs
+    import lance
 
-    filesystem, path = pyarrow.fs.FileSystem.from_uri(location)
-    filesystem.delete_dir(path)
+    lance.LanceDataset.drop(location, storage_options=storage_options, ignore_not_found=True)
 
 
 def _version_metadata(dataset: Any) -> dict[str, str]:
@@ -176,6 +176,7 @@ class LanceTables:
             raise errors.InvalidInputError(f"no Lance table at {location!r}")
         return dataset
 
-    async def delete(self, location: str) -> None:
-        """Delete a table's directory (local or object store)."""
-        await self.run(_delete_tree, location)
+    async def delete(self, location: str, storage_options: Mapping[str, str] | None = None) -> None:
+        """Delete a table's directory (local or object store); a missing one is fine."""
+        options = {**(self.storage_options or {}), **(storage_options or {})} or None
+        await self.run(_delete_tree, location, options)

@@ -582,9 +582,9 @@ class DirectoryNamespace(AsyncLanceNamespace):
     async def _drop_table_at(self, table: Identifier) -> dict[str, Any]:
         location = await self._describe_location(table)
         if self._is_outside_root(location):
-            # pylance would delete the wrong path; deregister, then delete the data here
-            await self._deregister(table)
+            # pylance would delete the wrong path: delete the data here, then deregister
             await self.tables.delete(location)
+            await self._deregister(table)
             return {"id": list(table), "location": location}
         result = await self._call("drop_table", {"id": list(table)})
         result["location"] = location

@@ -125,6 +125,11 @@ def _is_lance(table: Mapping[str, Any]) -> bool:
 _GLUE_CODES: dict[str, type[errors.LanceNamespaceError]] = {
     "AccessDeniedException": errors.UnauthenticatedError,  # code 16, as seed 004 says
     "UnrecognizedClientException": errors.UnauthenticatedError,
+    "InvalidSignatureException": errors.UnauthenticatedError,
+    "IncompleteSignature": errors.UnauthenticatedError,
+    "IncompleteSignatureException": errors.UnauthenticatedError,
+    "MissingAuthenticationTokenException": errors.UnauthenticatedError,
+    "SignatureDoesNotMatch": errors.UnauthenticatedError,
     "InvalidClientTokenId": errors.UnauthenticatedError,
     "ExpiredTokenException": errors.UnauthenticatedError,
     "ThrottlingException": errors.ThrottlingError,
@@ -185,11 +190,17 @@ class GlueNamespace(AsyncLanceNamespace):
 
     def _botocore_config(self) -> BotocoreConfig:
         return BotocoreConfig(
-            retries={"max_attempts": self.config.max_retries + 1, "mode": "standard"},
+            # total_max_attempts counts the first try; botocore's max_attempts would not
+            retries={"total_max_attempts": self.config.max_retries + 1, "mode": "standard"},
             connect_timeout=self.config.connect_timeout / 1000,
             read_timeout=self.config.read_timeout / 1000,
             max_pool_connections=self.config.max_pool_connections,
         )
+
+    def _sts_endpoint(self) -> str | None:
+        """STS for assume-role and the account id: ``sts_endpoint``, else the Glue endpoint
+        (an API-compatible stack serves both), else the SDK's default."""
+        return self.config.sts_endpoint or self.config.endpoint
 
     async def _session(self) -> Any:
         """One aioboto3 session per instance (assumed-role credentials refresh in place)."""
@@ -221,7 +232,7 @@ class GlueNamespace(AsyncLanceNamespace):
             async with base.client(
                 "sts",
                 region_name=config.assume_role_region or config.region,
-                endpoint_url=config.sts_endpoint,
+                endpoint_url=self._sts_endpoint(),
                 config=self._botocore_config(),
             ) as sts:
                 answer = await sts.assume_role(**arguments)
@@ -233,10 +244,15 @@ class GlueNamespace(AsyncLanceNamespace):
                 "expiry_time": credentials["Expiration"].isoformat(),
             }
 
+        # botocore refreshes 15 (advisory) / 10 (mandatory) minutes before expiry, which
+        # would re-assume before every call for short sessions: scale to the session length
+        lifetime = config.assume_role_timeout_sec
         refreshable = AioRefreshableCredentials.create_from_metadata(
             metadata=await self._aws(assume(), "AssumeRole"),
             refresh_using=assume,
             method="sts-assume-role",
+            advisory_timeout=min(15 * 60, lifetime // 4),
+            mandatory_timeout=min(10 * 60, lifetime // 8),
         )
         botocore_session = get_session()
         botocore_session._credentials = refreshable
@@ -298,7 +314,7 @@ class GlueNamespace(AsyncLanceNamespace):
             session = await self._session()
             async with session.client(
                 "sts",
-                endpoint_url=self.config.sts_endpoint or self.config.endpoint,
+                endpoint_url=self._sts_endpoint(),
                 region_name=self.config.region,
                 config=self._botocore_config(),
             ) as sts:
@@ -721,10 +737,11 @@ class GlueNamespace(AsyncLanceNamespace):
         )
 
     async def _purge(self, database: _Database, table: Mapping[str, Any], what: str) -> None:
-        await self._deregister(database, str(table["Name"]), what)
+        """Data first: a failed delete leaves the table registered, never orphaned data."""
         location = str((table.get("StorageDescriptor") or {}).get("Location") or "")
         if location:
-            await self.tables.delete(location)
+            await self.tables.delete(location, self._storage_options(table.get("Parameters") or {}))
+        await self._deregister(database, str(table["Name"]), what)
 
     async def _drop_table(self, request: DropTableRequest) -> DropTableResponse:
         database, name = await self._table_ref(request.to_dict())

@@ -544,7 +544,7 @@ class IcebergNamespace(AsyncLanceNamespace):
             await self._drop_tree(warehouse, (*levels, child), missing_ok=True)
         for name, meta in zip(tables, metadata, strict=True):
             if meta is not None:
-                await self._purge(warehouse, levels, name, str(meta.get("location") or ""))
+                await self._purge(warehouse, levels, name, meta, what)
         await self._delete_namespace(warehouse, levels, what)
 
     # -- tables ------------------------------------------------------------------------------
@@ -750,22 +750,29 @@ class IcebergNamespace(AsyncLanceNamespace):
             }
         )
 
-    async def _purge(self, warehouse: str, levels: Identifier, name: str, location: str) -> None:
-        await self._deregister(warehouse, levels, name, f"DropTable {name}")
+    async def _purge(
+        self, warehouse: str, levels: Identifier, name: str, metadata: Mapping[str, Any], what: str
+    ) -> None:
+        """Deregister, then delete the data.
+
+        Unlike Glue and Unity, an Iceberg catalog keeps its own metadata files under
+        the table location, so the catalog entry must go before the directory does.
+        """
+        await self._deregister(warehouse, levels, name, what)
+        location = str(metadata.get("location") or "")
         if location:
-            await self.tables.delete(location)
+            options = self._storage_options(metadata.get("properties") or {})
+            await self.tables.delete(location, options)
 
     async def _drop_table(self, request: DropTableRequest) -> DropTableResponse:
         warehouse, levels, name = self._table_parts(request.to_dict())
         what = f"DropTable {'.'.join((warehouse, *levels, name))}"
-        metadata = await self._deregister(warehouse, levels, name, what)
-        location = str(metadata.get("location") or "")
-        if location:
-            await self.tables.delete(location)
+        metadata = await self._load_lance_table(warehouse, levels, name, what)
+        await self._purge(warehouse, levels, name, metadata, what)
         return DropTableResponse.from_dict(
             {
                 "id": [warehouse, *levels, name],
-                "location": location,
+                "location": str(metadata.get("location") or ""),
                 "properties": metadata.get("properties") or {},
             }
         )

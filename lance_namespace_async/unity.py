@@ -610,10 +610,11 @@ class UnityNamespace(AsyncLanceNamespace):
     async def _purge(
         self, catalog: str, schema: str, name: str, table: Mapping[str, Any], what: str
     ) -> None:
-        await self._deregister(catalog, schema, name, what)
+        """Data first: a failed delete leaves the table registered, never orphaned data."""
         location = str(table.get("storage_location") or "")
         if location:
-            await self.tables.delete(location)
+            await self.tables.delete(location, self._storage_options(table.get("properties") or {}))
+        await self._deregister(catalog, schema, name, what)
 
     async def _drop_table(self, request: DropTableRequest) -> DropTableResponse:
         catalog, schema, name = self._table(request.to_dict())
