@@ -29,6 +29,7 @@ import attrs
 import httpx
 
 from . import errors
+from ._arrow_json import spark_type
 from ._base import AsyncLanceNamespace
 from ._config import parse_positive_int, prop
 from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous
@@ -97,86 +98,11 @@ def _is_lance(table: Mapping[str, Any]) -> bool:
 # -- Arrow -> Unity columns ----------------------------------------------------------------
 
 
-def _spark_type(data_type: Any) -> tuple[str, str, Any]:
-    """(type_name, type_text, type_json value) of an Arrow type, as Spark/Unity name them."""
-    import pyarrow as pa
-
-    t = pa.types
-    simple: list[tuple[Any, str, str, str]] = [
-        (t.is_boolean, "BOOLEAN", "boolean", "boolean"),
-        (t.is_int8, "BYTE", "tinyint", "byte"),
-        (t.is_int16, "SHORT", "smallint", "short"),
-        (t.is_uint8, "SHORT", "smallint", "short"),
-        (t.is_int32, "INT", "int", "integer"),
-        (t.is_uint16, "INT", "int", "integer"),
-        (t.is_int64, "LONG", "bigint", "long"),
-        (t.is_uint32, "LONG", "bigint", "long"),
-        (t.is_float16, "FLOAT", "float", "float"),
-        (t.is_float32, "FLOAT", "float", "float"),
-        (t.is_float64, "DOUBLE", "double", "double"),
-        (t.is_string, "STRING", "string", "string"),
-        (t.is_large_string, "STRING", "string", "string"),
-        (t.is_binary, "BINARY", "binary", "binary"),
-        (t.is_large_binary, "BINARY", "binary", "binary"),
-        (t.is_fixed_size_binary, "BINARY", "binary", "binary"),
-        (t.is_date, "DATE", "date", "date"),
-        (t.is_null, "NULL", "void", "void"),
-    ]
-    for check, name, text, spark in simple:
-        if check(data_type):
-            return name, text, spark
-    if t.is_timestamp(data_type):
-        if data_type.tz:
-            return "TIMESTAMP", "timestamp", "timestamp"
-        return "TIMESTAMP_NTZ", "timestamp_ntz", "timestamp_ntz"
-    if t.is_decimal(data_type) or t.is_uint64(data_type):
-        precision, scale = (
-            (data_type.precision, data_type.scale) if t.is_decimal(data_type) else (20, 0)
-        )
-        return "DECIMAL", f"decimal({precision},{scale})", f"decimal({precision},{scale})"
-    if t.is_list(data_type) or t.is_large_list(data_type) or t.is_fixed_size_list(data_type):
-        _, element_text, element_json = _spark_type(data_type.value_type)
-        return (
-            "ARRAY",
-            f"array<{element_text}>",
-            {
-                "type": "array",
-                "elementType": element_json,
-                "containsNull": data_type.value_field.nullable,
-            },
-        )
-    if t.is_map(data_type):
-        _, key_text, key_json = _spark_type(data_type.key_type)
-        _, value_text, value_json = _spark_type(data_type.item_type)
-        return (
-            "MAP",
-            f"map<{key_text},{value_text}>",
-            {
-                "type": "map",
-                "keyType": key_json,
-                "valueType": value_json,
-                "valueContainsNull": data_type.item_field.nullable,
-            },
-        )
-    if t.is_struct(data_type):
-        fields = [data_type.field(i) for i in range(data_type.num_fields)]
-        texts = []
-        jsons = []
-        for field in fields:
-            _, text, spark = _spark_type(field.type)
-            texts.append(f"{field.name}:{text}")
-            jsons.append(
-                {"name": field.name, "type": spark, "nullable": field.nullable, "metadata": {}}
-            )
-        return "STRUCT", f"struct<{','.join(texts)}>", {"type": "struct", "fields": jsons}
-    raise errors.InvalidInputError(f"no Unity column type for Arrow type {data_type}")
-
-
 def arrow_to_unity_columns(schema: Any) -> list[dict[str, Any]]:
     """A pyarrow schema as Unity ``ColumnInfo`` entries (Spark type names and JSON)."""
     columns = []
     for position, field in enumerate(schema):
-        type_name, type_text, spark = _spark_type(field.type)
+        type_name, type_text, spark = spark_type(field.type)
         column: dict[str, Any] = {
             "name": field.name,
             "type_name": type_name,
