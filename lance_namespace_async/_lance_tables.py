@@ -45,9 +45,15 @@ def local_path(location: str) -> str | None:
 
 
 def canonical(location: str) -> str:
-    """Local locations as ``file://`` URIs, so every operation reports one form."""
+    """Local locations as ``file://`` URIs, so every operation reports one form.
+
+    Catalogs store them variously (``/p``, ``file:/p`` as Hadoop writes them,
+    ``file:///p``); all three become ``file:///p``.
+    """
     if location.startswith("/"):
         return "file://" + os.path.normpath(location)
+    if location.startswith("file:") and not location.startswith("file://"):
+        return "file://" + os.path.normpath("/" + location[len("file:") :].lstrip("/"))
     return location
 
 

@@ -32,6 +32,7 @@ _BUILTIN: dict[str, tuple[str, str | None]] = {
     "iceberg": ("lance_namespace_async.iceberg:IcebergNamespace", None),
     "unity": ("lance_namespace_async.unity:UnityNamespace", None),
     "glue": ("lance_namespace_async.glue:GlueNamespace", "glue"),
+    "hive": ("lance_namespace_async.hive:HiveNamespace", "hive"),
 }
 
 _registered: dict[str, str | type[AsyncLanceNamespace]] = {}

@@ -1,0 +1,608 @@
+"""Lance tables in a Hive Metastore (seed 002, "Lance HMS Namespace"): ``impl="hive"``.
+
+The root namespace is the whole metastore and its databases are the child
+namespaces, so identifiers are ``[database]`` and ``[database, table]``. A Lance
+table is an ``EXTERNAL_TABLE`` with the parameter ``table_type=lance`` and its
+location as the storage descriptor location; namespace properties are the
+database parameters.
+
+Thrift is blocking, so calls run on anyio worker threads through a bounded pool
+of ``pool_size`` open metastore connections (not a connection per call). A
+broken connection is dropped and reopened; reads are retried on it up to
+``max_retries`` times, writes only when the request cannot have reached the
+metastore (the connection failed to open). The thrift client is the one
+pymetastore ships (generated from Hive's IDL, maintained on PyPI), rather than
+a copy generated here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Self, TypeVar
+from urllib.parse import urlparse
+
+import attrs
+
+from . import errors
+from ._arrow_json import spark_type
+from ._base import AsyncLanceNamespace
+from ._config import BackendConfig, parse_non_negative_int, parse_positive_int, prop
+from ._identifiers import Identifier, validate_identifier
+from ._lance_tables import LanceTables, canonical
+from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
+from ._paging import page_of
+from .models import (
+    CreateNamespaceRequest,
+    CreateNamespaceResponse,
+    DeclareTableRequest,
+    DeclareTableResponse,
+    DeregisterTableRequest,
+    DeregisterTableResponse,
+    DescribeNamespaceRequest,
+    DescribeNamespaceResponse,
+    DescribeTableRequest,
+    DescribeTableResponse,
+    DropNamespaceRequest,
+    DropNamespaceResponse,
+    DropTableRequest,
+    DropTableResponse,
+    ListNamespacesRequest,
+    ListNamespacesResponse,
+    ListTablesRequest,
+    ListTablesResponse,
+    NamespaceExistsRequest,
+    NamespaceExistsResponse,
+    RegisterTableRequest,
+    RegisterTableResponse,
+    RenameTableRequest,
+    RenameTableResponse,
+    TableExistsRequest,
+    TableExistsResponse,
+)
+
+try:
+    from pymetastore.hive_metastore import ThriftHiveMetastore
+    from pymetastore.hive_metastore import ttypes as hive
+    from thrift.protocol import TBinaryProtocol
+    from thrift.Thrift import TException
+    from thrift.transport import TSocket, TTransport
+except ImportError as _missing:  # pragma: no cover - exercised without the extra only
+    raise errors.MissingDependencyError(
+        f"impl 'hive' needs: pip install 'lance-namespace-async[hive]' ({_missing})"
+    ) from _missing
+
+__all__ = ["HiveConfig", "HiveNamespace"]
+
+T = TypeVar("T")
+TABLE_TYPE = "table_type"
+#: parameters the metastore keeps for itself; not storage options
+_HMS_PARAMETERS = frozenset(
+    {
+        TABLE_TYPE,
+        "EXTERNAL",
+        "transient_lastDdlTime",
+        "COLUMN_STATS_ACCURATE",
+        "numFiles",
+        "numRows",
+        "rawDataSize",
+        "totalSize",
+    }
+)
+
+
+def _thrift_uri(value: str) -> str:
+    parsed = urlparse(value)
+    if parsed.scheme != "thrift" or not parsed.hostname or not parsed.port:
+        raise ValueError("must be thrift://host:port")
+    return value
+
+
+@attrs.frozen
+class HiveConfig(BackendConfig):
+    """Properties of ``impl="hive"`` (timeouts in milliseconds)."""
+
+    uri: str = prop(parse=_thrift_uri, doc="the metastore, thrift://host:port")
+    root: str | None = prop(
+        default=None, doc="root of new table locations (default: the database's location)"
+    )
+    pool_size: int = prop(default=8, parse=parse_positive_int)
+    connect_timeout: int = prop(default=10000, parse=parse_positive_int)
+    read_timeout: int = prop(default=30000, parse=parse_positive_int)
+    max_retries: int = prop(default=3, parse=parse_non_negative_int)
+    storage: dict[str, str] = prop(prefix="storage.", secret=True)
+
+
+class _Connection:
+    def __init__(self, config: HiveConfig) -> None:
+        parsed = urlparse(config.uri)
+        self.socket = TSocket.TSocket(parsed.hostname, parsed.port)
+        self.socket.setTimeout(config.connect_timeout)
+        self.transport = TTransport.TBufferedTransport(self.socket)
+        self.client = ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(self.transport))
+        self.transport.open()
+        self.socket.setTimeout(config.read_timeout)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.transport.close()
+
+
+class _NotSent(Exception):
+    """Opening a connection failed: the request never reached the metastore."""
+
+
+class _Pool:
+    """At most ``size`` open metastore connections, reused across calls and threads."""
+
+    def __init__(self, config: HiveConfig) -> None:
+        self.config = config
+        self.idle: queue.LifoQueue[_Connection] = queue.LifoQueue()
+        self.lock = threading.Lock()
+        self.closed = False
+
+    def run(self, call: Callable[[Any], T], *, idempotent: bool) -> T:
+        attempts = self.config.max_retries + 1
+        for attempt in range(attempts):
+            try:
+                connection = self._take()
+            except TException as exc:
+                if attempt + 1 >= attempts:
+                    raise _NotSent(str(exc)) from exc
+                continue
+            try:
+                result = call(connection.client)
+            except (TTransport.TTransportException, OSError, EOFError):
+                connection.close()  # broken: never back to the pool, and the idle
+                self._drain()  # ones likely broke with it (a metastore restart)
+                if not idempotent or attempt + 1 >= attempts:
+                    raise
+                continue
+            except BaseException:
+                self.idle.put(connection)
+                raise
+            self.idle.put(connection)
+            return result
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _take(self) -> _Connection:
+        if self.closed:
+            raise errors.InvalidInputError("this namespace is closed")
+        try:
+            return self.idle.get_nowait()
+        except queue.Empty:
+            return _Connection(self.config)
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                self.idle.get_nowait().close()
+            except queue.Empty:
+                return
+
+    def close(self) -> None:
+        self.closed = True
+        self._drain()
+
+
+def _is_lance(table: Any) -> bool:
+    parameters = table.parameters or {}
+    return str(table.tableType or "").upper() == "EXTERNAL_TABLE" and (
+        str(parameters.get(TABLE_TYPE, "")).lower() == "lance"
+    )
+
+
+def _hive_columns(schema: Any) -> list[Any]:
+    columns = []
+    for field in schema:
+        _, text, _ = spark_type(field.type)
+        columns.append(
+            hive.FieldSchema(name=field.name, type=text.replace("timestamp_ntz", "timestamp"))
+        )
+    return columns
+
+
+class HiveNamespace(AsyncLanceNamespace):
+    """``impl="hive"``: Lance tables as EXTERNAL_TABLEs of a Hive Metastore."""
+
+    impl_name: ClassVar[str] = "hive"
+    delimiter = "."
+    config: HiveConfig
+
+    def __init__(self, config: HiveConfig) -> None:
+        super().__init__(config)
+        self.tables = LanceTables(threads=config.pool_size, storage_options=config.storage)
+        self._pool = _Pool(config)
+
+    @classmethod
+    def from_properties(cls, properties: Any) -> Self:
+        return cls(HiveConfig.from_properties(properties))
+
+    def namespace_id(self) -> str:
+        return f"HiveNamespace(uri={self.config.uri!r})"
+
+    async def aclose(self) -> None:
+        await self.tables.run(self._pool.close)
+
+    # -- plumbing -------------------------------------------------------------------
+
+    async def _hms(
+        self,
+        what: str,
+        call: Callable[[Any], T],
+        *,
+        idempotent: bool,
+        not_found: type[errors.LanceNamespaceError] = errors.NamespaceNotFoundError,
+        exists: type[errors.LanceNamespaceError] = errors.NamespaceAlreadyExistsError,
+    ) -> T:
+        def run() -> T:
+            try:
+                return self._pool.run(call, idempotent=idempotent)
+            except hive.NoSuchObjectException as exc:
+                raise not_found(f"{what}: {exc.message}") from None
+            except hive.AlreadyExistsException as exc:
+                raise exists(f"{what}: {exc.message}") from None
+            except (hive.InvalidObjectException, hive.InvalidOperationException) as exc:
+                raise errors.InvalidInputError(f"{what}: {exc.message}") from None
+            except hive.MetaException as exc:
+                raise errors.InternalError(f"{what}: {exc.message}") from None
+            except (_NotSent, TException, OSError, EOFError) as exc:
+                raise errors.ServiceUnavailableError(
+                    f"{what}: metastore unreachable ({type(exc).__name__}: {exc})"
+                ) from None
+
+        return await self.tables.run(run)
+
+    def _namespace(self, body: Mapping[str, Any], *, allow_root: bool = True) -> Identifier:
+        parts = validate_identifier(
+            body.get("id"), delimiter=self.delimiter, allow_root=allow_root, what="namespace id"
+        )
+        if len(parts) > 1:
+            raise errors.InvalidInputError(
+                f"Hive namespaces are databases: the namespace id has {len(parts)} levels"
+            )
+        return parts
+
+    def _table(self, body: Mapping[str, Any]) -> tuple[str, str]:
+        parts = validate_identifier(
+            body.get("id"), delimiter=self.delimiter, allow_root=False, what="table id"
+        )
+        if len(parts) != 2:
+            raise errors.InvalidInputError(
+                f"a Hive table id is [database, table], got {len(parts)} level(s)"
+            )
+        return parts[0], parts[1]
+
+    async def _database(self, name: str, what: str) -> Any:
+        return await self._hms(what, lambda c: c.get_database(name), idempotent=True)
+
+    # -- namespaces -----------------------------------------------------------------------
+
+    async def _create_namespace(self, request: CreateNamespaceRequest) -> CreateNamespaceResponse:
+        body = request.to_dict()
+        parts = self._namespace(body, allow_root=False)
+        mode = parse_mode(body.get("mode"), CREATE_MODES, default="Create")
+        parameters = {str(k): str(v) for k, v in (body.get("properties") or {}).items()}
+        name = parts[0]
+        what = f"CreateNamespace {name}"
+        if mode == "Overwrite":
+            with contextlib.suppress(errors.NamespaceNotFoundError):
+                await self._drop_database(name, cascade=True, what=what)
+        database = hive.Database(name=name, parameters=parameters)
+        try:
+            await self._hms(what, lambda c: c.create_database(database), idempotent=False)
+        except errors.NamespaceAlreadyExistsError:
+            if mode != "ExistOk":
+                raise
+            existing = await self._database(name, what)
+            return CreateNamespaceResponse.from_dict({"properties": existing.parameters or {}})
+        return CreateNamespaceResponse.from_dict({"properties": parameters})
+
+    async def _list_namespaces(self, request: ListNamespacesRequest) -> ListNamespacesResponse:
+        body = request.to_dict()
+        parts = self._namespace(body)
+        names: list[str] = []
+        if parts:
+            await self._database(parts[0], f"ListNamespaces {parts[0]}")  # databases are leaves
+        else:
+            names = await self._hms(
+                "ListNamespaces", lambda c: list(c.get_all_databases()), idempotent=True
+            )
+        page, token = page_of(names, body.get("page_token"), body.get("limit"))
+        return ListNamespacesResponse.from_dict({"namespaces": page, "page_token": token})
+
+    async def _describe_namespace(
+        self, request: DescribeNamespaceRequest
+    ) -> DescribeNamespaceResponse:
+        parts = self._namespace(request.to_dict())
+        if not parts:
+            return DescribeNamespaceResponse.from_dict({"properties": {}})
+        database = await self._database(parts[0], f"DescribeNamespace {parts[0]}")
+        return DescribeNamespaceResponse.from_dict({"properties": database.parameters or {}})
+
+    async def _namespace_exists(self, request: NamespaceExistsRequest) -> NamespaceExistsResponse:
+        parts = self._namespace(request.to_dict())
+        if parts:
+            await self._database(parts[0], f"NamespaceExists {parts[0]}")
+        return NamespaceExistsResponse()
+
+    async def _drop_namespace(self, request: DropNamespaceRequest) -> DropNamespaceResponse:
+        body = request.to_dict()
+        parts = self._namespace(body, allow_root=False)
+        mode = parse_mode(body.get("mode"), DROP_MODES, default="Fail")
+        behavior = parse_mode(body.get("behavior"), DROP_BEHAVIORS, default="Restrict")
+        what = f"DropNamespace {parts[0]}"
+        try:
+            database = await self._database(parts[0], what)
+        except errors.NamespaceNotFoundError:
+            if mode == "Skip":
+                return DropNamespaceResponse.from_dict({})
+            raise
+        await self._drop_database(parts[0], cascade=behavior == "Cascade", what=what)
+        return DropNamespaceResponse.from_dict({"properties": database.parameters or {}})
+
+    async def _drop_database(self, name: str, *, cascade: bool, what: str) -> None:
+        """Restrict: refuse a database with tables. Cascade: Lance tables only, data too."""
+        names = await self._hms(what, lambda c: list(c.get_all_tables(name)), idempotent=True)
+        if names and not cascade:
+            raise errors.NamespaceNotEmptyError(f"{what}: holds {len(names)} table(s)")
+        if names:
+            tables = await self._hms(
+                what, lambda c: list(c.get_table_objects_by_name(name, names)), idempotent=True
+            )
+            foreign = [t.tableName for t in tables if not _is_lance(t)]
+            if foreign:
+                raise errors.NamespaceNotEmptyError(
+                    f"{what}: holds tables that are not Lance tables: {', '.join(foreign)}"
+                )
+            for table in tables:
+                await self._purge(table, what)
+        await self._hms(what, lambda c: c.drop_database(name, False, False), idempotent=False)
+
+    # -- tables -----------------------------------------------------------------------------
+
+    async def _get_table(self, database: str, name: str, what: str) -> Any:
+        return await self._hms(
+            what,
+            lambda c: c.get_table(database, name),
+            idempotent=True,
+            not_found=errors.TableNotFoundError,
+        )
+
+    async def _get_lance_table(self, database: str, name: str, what: str) -> Any:
+        try:
+            table = await self._get_table(database, name, what)
+        except errors.TableNotFoundError:
+            await self._database(database, what)  # a missing database says so
+            raise
+        if not _is_lance(table):
+            raise errors.InvalidInputError(f"{what}: {name!r} is not a Lance table")
+        return table
+
+    def _storage_options(self, parameters: Mapping[str, Any]) -> dict[str, str]:
+        options = dict(self.config.storage)
+        options.update({str(k): str(v) for k, v in parameters.items() if k not in _HMS_PARAMETERS})
+        return options
+
+    async def _create_table(
+        self,
+        database: str,
+        name: str,
+        location: str,
+        parameters: dict[str, str],
+        columns: list[Any],
+        what: str,
+    ) -> None:
+        table = hive.Table(
+            tableName=name,
+            dbName=database,
+            tableType="EXTERNAL_TABLE",
+            parameters={**parameters, "EXTERNAL": "TRUE"},
+            partitionKeys=[],
+            sd=hive.StorageDescriptor(
+                cols=columns,
+                location=location,
+                inputFormat="org.apache.hadoop.mapred.TextInputFormat",
+                outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+                serdeInfo=hive.SerDeInfo(
+                    name=name,
+                    serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
+                    parameters={},
+                ),
+                parameters={},
+                compressed=False,
+                numBuckets=-1,
+                bucketCols=[],
+                sortCols=[],
+            ),
+        )
+        try:
+            await self._hms(
+                what,
+                lambda c: c.create_table(table),
+                idempotent=False,
+                exists=errors.TableAlreadyExistsError,
+            )
+        except errors.InvalidInputError:
+            await self._database(database, what)  # "no such database" arrives as invalid
+            raise
+
+    @staticmethod
+    def _parameters(requested: Mapping[str, Any] | None) -> dict[str, str]:
+        parameters = {str(k): str(v) for k, v in (requested or {}).items()}
+        parameters[TABLE_TYPE] = "lance"
+        return parameters
+
+    async def _list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
+        body = request.to_dict()
+        parts = self._namespace(body)
+        names: list[str] = []
+        if parts:
+            database = parts[0]
+            what = f"ListTables {database}"
+            await self._database(database, what)
+            all_names = await self._hms(
+                what, lambda c: list(c.get_all_tables(database)), idempotent=True
+            )
+            if all_names:
+                tables = await self._hms(
+                    what,
+                    lambda c: list(c.get_table_objects_by_name(database, all_names)),
+                    idempotent=True,
+                )
+                names = [t.tableName for t in tables if _is_lance(t)]
+        page, token = page_of(names, body.get("page_token"), body.get("limit"))
+        return ListTablesResponse.from_dict({"tables": page, "page_token": token})
+
+    async def _declare_table(self, request: DeclareTableRequest) -> DeclareTableResponse:
+        body = request.to_dict()
+        database, name = self._table(body)
+        what = f"DeclareTable {database}.{name}"
+        location = body.get("location")
+        if not location:
+            if self.config.root:
+                location = f"{self.config.root.rstrip('/')}/{database}/{name}"
+            else:
+                db = await self._database(database, what)
+                location = f"{str(db.locationUri).rstrip('/')}/{name}"
+        parameters = self._parameters(body.get("properties"))
+        await self._create_table(database, name, location, parameters, [], what)
+        return DeclareTableResponse.from_dict(
+            {
+                "location": canonical(location),
+                "storage_options": self._storage_options(parameters),
+                "properties": parameters,
+            }
+        )
+
+    async def _register_table(self, request: RegisterTableRequest) -> RegisterTableResponse:
+        body = request.to_dict()
+        database, name = self._table(body)
+        location = body.get("location")
+        if not isinstance(location, str) or not location.strip():
+            raise errors.InvalidInputError("RegisterTable needs a non-empty location")
+        mode = parse_mode(body.get("mode"), REGISTER_MODES, default="Create")
+        what = f"RegisterTable {database}.{name}"
+        dataset = await self.tables.require(location)
+        parameters = self._parameters(body.get("properties"))
+        if mode == "Overwrite":
+            with contextlib.suppress(errors.TableNotFoundError):
+                await self._deregister(database, name, what)
+        columns = _hive_columns(dataset.schema)
+        await self._create_table(database, name, location, parameters, columns, what)
+        return RegisterTableResponse.from_dict(
+            {"location": canonical(location), "properties": parameters}
+        )
+
+    async def _describe_table(self, request: DescribeTableRequest) -> DescribeTableResponse:
+        body = request.to_dict()
+        database, name = self._table(body)
+        what = f"DescribeTable {database}.{name}"
+        table = await self._get_lance_table(database, name, what)
+        parameters = {str(k): str(v) for k, v in (table.parameters or {}).items()}
+        location = canonical(str(table.sd.location if table.sd else ""))
+        result: dict[str, Any] = {
+            "table": name,
+            "namespace": [database],
+            "location": location,
+            "storage_options": self._storage_options(parameters),
+            "properties": parameters,
+        }
+        if body.get("with_table_uri") is True:
+            result["table_uri"] = canonical(location)
+        detailed = body.get("load_detailed_metadata") is True
+        if detailed or isinstance(body.get("version"), int):
+            await self.tables.describe(result, location, body.get("version"), detailed=detailed)
+        elif body.get("check_declared") is True:
+            result["is_only_declared"] = await self.tables.open(location) is None
+        return DescribeTableResponse.from_dict(result)
+
+    async def _table_exists(self, request: TableExistsRequest) -> TableExistsResponse:
+        database, name = self._table(request.to_dict())
+        await self._get_lance_table(database, name, f"TableExists {database}.{name}")
+        return TableExistsResponse()
+
+    async def _deregister(self, database: str, name: str, what: str) -> Any:
+        table = await self._get_lance_table(database, name, what)
+        await self._hms(
+            what,
+            lambda c: c.drop_table(database, name, False),
+            idempotent=False,
+            not_found=errors.TableNotFoundError,
+        )
+        return table
+
+    async def _deregister_table(self, request: DeregisterTableRequest) -> DeregisterTableResponse:
+        database, name = self._table(request.to_dict())
+        table = await self._deregister(database, name, f"DeregisterTable {database}.{name}")
+        return DeregisterTableResponse.from_dict(
+            {
+                "id": [database, name],
+                "location": canonical(table.sd.location) if table.sd else None,
+                "properties": table.parameters or {},
+            }
+        )
+
+    async def _purge(self, table: Any, what: str) -> None:
+        """Data first: a failed delete leaves the table registered, never orphaned data."""
+        location = str(table.sd.location if table.sd else "")
+        if location:
+            await self.tables.delete(location, self._storage_options(table.parameters or {}))
+        await self._hms(
+            what,
+            lambda c: c.drop_table(table.dbName, table.tableName, False),
+            idempotent=False,
+            not_found=errors.TableNotFoundError,
+        )
+
+    async def _drop_table(self, request: DropTableRequest) -> DropTableResponse:
+        database, name = self._table(request.to_dict())
+        what = f"DropTable {database}.{name}"
+        table = await self._get_lance_table(database, name, what)
+        await self._purge(table, what)
+        return DropTableResponse.from_dict(
+            {
+                "id": [database, name],
+                "location": canonical(table.sd.location) if table.sd else None,
+                "properties": table.parameters or {},
+            }
+        )
+
+    async def _rename_table(self, request: RenameTableRequest) -> RenameTableResponse:
+        body = request.to_dict()
+        database, name = self._table(body)
+        new_name = body.get("new_table_name")
+        target = validate_identifier(
+            [new_name] if isinstance(new_name, str) else new_name,
+            delimiter=self.delimiter,
+            allow_root=False,
+            what="new_table_name",
+        )[0]
+        new_parent = body.get("new_namespace_id")
+        target_database = (
+            self._namespace({"id": new_parent}, allow_root=False)[0]
+            if new_parent is not None
+            else database
+        )
+        what = f"RenameTable {database}.{name}"
+        table = await self._get_lance_table(database, name, what)
+        await self._database(target_database, what)
+        try:
+            await self._get_table(target_database, target, what)
+        except errors.TableNotFoundError:
+            pass
+        else:
+            raise errors.TableAlreadyExistsError(
+                f"{what}: {target_database}.{target} exists already"
+            )
+        table.tableName = target
+        table.dbName = target_database
+        await self._hms(
+            what,
+            lambda c: c.alter_table(database, name, table),
+            idempotent=False,
+            not_found=errors.TableNotFoundError,
+        )
+        return RenameTableResponse()
