@@ -210,16 +210,44 @@ class RestNamespace(AsyncLanceNamespace):
         with_body: bool = True,
         **kwargs: Any,
     ) -> Any:
+        return await self._object_call(
+            "namespace",
+            operation,
+            module,
+            request,
+            allow_root=allow_root,
+            idempotent=idempotent,
+            conflict=conflict,
+            with_body=with_body,
+            **kwargs,
+        )
+
+    async def _object_call(
+        self,
+        kind: str,
+        operation: str,
+        module: str,
+        request: Any,
+        *,
+        allow_root: bool,
+        idempotent: bool,
+        conflict: type[errors.LanceNamespaceError],
+        with_body: bool,
+        **kwargs: Any,
+    ) -> Any:
+        """One call about a namespace or a table: its id in the path, typed by route."""
         body = request.to_dict()
-        parts = self._ids(body, allow_root=allow_root, what="namespace id")
+        parts = self._ids(body, allow_root=allow_root, what=f"{kind} id")
         if with_body:
             kwargs["body"] = request
         return await self._send(
-            self._api("namespace", module),
+            self._api(kind, module),
             self._path_id(parts),
             what=f"{operation} {'.'.join(parts) or '<root>'}",
             idempotent=idempotent,
-            not_found=errors.NamespaceNotFoundError,
+            not_found=(
+                errors.NamespaceNotFoundError if kind == "namespace" else errors.TableNotFoundError
+            ),
             conflict=conflict,
             headers=self._headers(body),
             **kwargs,
@@ -325,9 +353,6 @@ class RestNamespace(AsyncLanceNamespace):
             what="ListAllTables",
         )
 
-    def _table(self, body: dict[str, Any]) -> Identifier:
-        return self._ids(body, allow_root=False, what="table id")
-
     async def _table_call(
         self,
         operation: str,
@@ -339,18 +364,15 @@ class RestNamespace(AsyncLanceNamespace):
         with_body: bool = True,
         **kwargs: Any,
     ) -> Any:
-        body = request.to_dict()
-        parts = self._table(body)
-        if with_body:
-            kwargs["body"] = request
-        return await self._send(
-            self._api("table", module),
-            self._path_id(parts),
-            what=f"{operation} {'.'.join(parts)}",
+        return await self._object_call(
+            "table",
+            operation,
+            module,
+            request,
+            allow_root=False,
             idempotent=idempotent,
-            not_found=errors.TableNotFoundError,
             conflict=conflict,
-            headers=self._headers(body),
+            with_body=with_body,
             **kwargs,
         )
 
