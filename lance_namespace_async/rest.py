@@ -23,6 +23,7 @@ from ._http import HttpConfig, HttpTransport, error_from_response, transport_err
 from ._identifiers import Identifier, join_identifier, validate_identifier
 from .models import (
     UNSET,
+    Context,
     CreateNamespaceRequest,
     CreateNamespaceResponse,
     DeclareTableRequest,
@@ -159,14 +160,21 @@ class RestNamespace(AsyncLanceNamespace):
         not_found: type[errors.LanceNamespaceError],
         conflict: type[errors.LanceNamespaceError] = errors.ConcurrentModificationError,
         headers: dict[str, str] | None = None,
+        empty: Callable[..., Any] | None = None,
         **kwargs: Any,
     ) -> Any:
-        """One protocol call: the generated function, the transport policy, typed errors."""
+        """One protocol call: the generated function, the transport policy, typed errors.
+
+        The response headers come back as the response's ``context`` (``header.<name>``
+        entries, as the protocol maps them); ``empty`` builds the response of the
+        operations whose answer has no body (the exists checks).
+        """
         client = self._client()
         with self.transport.call(idempotent=idempotent, headers=headers) as state:
             try:
                 response = await api(*args, client=client, **self._query(), **kwargs)
                 status, content, parsed = response.status_code, response.content, response.parsed
+                response_headers = response.headers
             except httpx.HTTPError as exc:
                 raise transport_error(exc, what) from exc
             except (ValueError, KeyError, TypeError):
@@ -175,9 +183,15 @@ class RestNamespace(AsyncLanceNamespace):
                 if final is None:
                     raise
                 status, content, parsed = final.status_code, final.content, None
+                response_headers = final.headers
                 if status == 200:
                     raise errors.InternalError(f"{what}: malformed response body") from None
         if status == 200:
+            context = Context.from_dict({f"header.{k}": v for k, v in response_headers.items()})
+            if empty is not None:
+                return empty(context=context)
+            if parsed is not None and hasattr(parsed, "context"):
+                parsed.context = context
             return parsed
         raise error_from_response(
             int(status),
@@ -297,10 +311,15 @@ class RestNamespace(AsyncLanceNamespace):
         return result
 
     async def _namespace_exists(self, request: NamespaceExistsRequest) -> NamespaceExistsResponse:
-        await self._namespace_call(
-            "NamespaceExists", "namespace_exists", request, allow_root=True, idempotent=True
+        result: NamespaceExistsResponse = await self._namespace_call(
+            "NamespaceExists",
+            "namespace_exists",
+            request,
+            allow_root=True,
+            idempotent=True,
+            empty=NamespaceExistsResponse,
         )
-        return NamespaceExistsResponse()
+        return result
 
     async def _list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
         result: ListTablesResponse = await self._namespace_call(
@@ -409,8 +428,10 @@ class RestNamespace(AsyncLanceNamespace):
         return result
 
     async def _table_exists(self, request: TableExistsRequest) -> TableExistsResponse:
-        await self._table_call("TableExists", "table_exists", request, idempotent=True)
-        return TableExistsResponse()
+        result: TableExistsResponse = await self._table_call(
+            "TableExists", "table_exists", request, idempotent=True, empty=TableExistsResponse
+        )
+        return result
 
     async def _drop_table(self, request: DropTableRequest) -> DropTableResponse:
         result: DropTableResponse = await self._table_call(

@@ -259,6 +259,21 @@ async def test_request_context_headers_are_sent() -> None:
 
 
 @respx.mock
+async def test_response_headers_come_back_as_context() -> None:
+    respx.get(LIST_A).mock(
+        return_value=httpx.Response(200, json={"tables": []}, headers={"x-request-id": "r-1"})
+    )
+    respx.post(f"{URI}/v1/table/a$t/exists").mock(
+        return_value=httpx.Response(200, headers={"x-request-id": "r-2"})
+    )
+    async with rest() as ns:
+        listed = await ns.list_tables({"id": ["a"]})
+        exists = await ns.table_exists({"id": ["a", "t"]})
+    assert listed.context.additional_properties["header.x-request-id"] == "r-1"
+    assert exists.context.additional_properties["header.x-request-id"] == "r-2"
+
+
+@respx.mock
 async def test_a_static_token_401_is_unauthenticated_without_retry() -> None:
     route = respx.get(LIST_A).mock(return_value=error(401, 16, "expired"))
     async with rest(auth_token="tok") as ns:
