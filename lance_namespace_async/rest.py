@@ -363,6 +363,9 @@ class RestNamespace(AsyncLanceNamespace):
                 response = final
         if response.status_code == 200:
             result: ListTablesResponse = response.parsed
+            result.context = Context.from_dict(
+                {f"header.{k}": v for k, v in response.headers.items()}
+            )
             return result
         raise error_from_response(
             int(response.status_code),

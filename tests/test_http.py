@@ -266,9 +266,14 @@ async def test_response_headers_come_back_as_context() -> None:
     respx.post(f"{URI}/v1/table/a$t/exists").mock(
         return_value=httpx.Response(200, headers={"x-request-id": "r-2"})
     )
+    respx.get(f"{URI}/v1/table").mock(
+        return_value=httpx.Response(200, json={"tables": []}, headers={"x-request-id": "r-3"})
+    )
     async with rest() as ns:
         listed = await ns.list_tables({"id": ["a"]})
         exists = await ns.table_exists({"id": ["a", "t"]})
+        everything = await ns.list_all_tables()
+    assert everything.context.additional_properties["header.x-request-id"] == "r-3"
     assert listed.context.additional_properties["header.x-request-id"] == "r-1"
     assert exists.context.additional_properties["header.x-request-id"] == "r-2"
 
