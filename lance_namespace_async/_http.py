@@ -50,12 +50,20 @@ __all__ = [
     "HttpTransport",
     "OAuth2ClientCredentials",
     "error_from_response",
+    "parse_http_url",
 ]
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 #: statuses after which a non-idempotent request may have been applied
 AMBIGUOUS_STATUSES = frozenset({502, 504})
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+def parse_http_url(value: str) -> str:
+    """A server address of an HTTP backend (``uri``/``endpoint`` keys)."""
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("must start with http:// or https://")
+    return value.rstrip("/")
 
 
 @attrs.frozen

@@ -22,15 +22,20 @@ from . import errors
 from ._arrow_json import json_arrow_schema
 
 __all__ = [
+    "TABLE_TYPE",
     "LanceTables",
     "as_uri",
     "canonical",
     "has_versions",
+    "lance_parameters",
     "local_path",
     "translate",
 ]
 
 T = TypeVar("T")
+
+#: the property or parameter that marks a catalog table as a Lance table
+TABLE_TYPE = "table_type"
 
 _RUST_SOURCE_SUFFIX = re.compile(r",\s*/home/runner/\S+?\.rs:\d+:\d+")
 
@@ -87,6 +92,13 @@ def translate(exc: BaseException) -> errors.LanceNamespaceError:
     return errors.InternalError(f"{type(exc).__name__}: {message}")
 
 
+def lance_parameters(requested: Mapping[str, Any] | None) -> dict[str, str]:
+    """A catalog table's properties as strings, marked ``table_type=lance``."""
+    parameters = {str(k): str(v) for k, v in (requested or {}).items()}
+    parameters[TABLE_TYPE] = "lance"
+    return parameters
+
+
 def _delete_tree(location: str, storage_options: dict[str, str] | None) -> None:
     """Delete a table directory; object stores through the table's storage options."""
     import shutil
@@ -114,6 +126,27 @@ class LanceTables:
     def __init__(self, *, threads: int, storage_options: Mapping[str, str] | None = None) -> None:
         self.limiter = anyio.CapacityLimiter(threads)
         self.storage_options = dict(storage_options or {}) or None
+
+    def options_for(
+        self, properties: Mapping[str, Any], exclude: frozenset[str] = frozenset({TABLE_TYPE})
+    ) -> dict[str, str]:
+        """A table's storage options: its properties (less catalog markers) over the
+        configured ``storage.*`` options."""
+        options = dict(self.storage_options or {})
+        options.update({str(k): str(v) for k, v in properties.items() if k not in exclude})
+        return options
+
+    async def complete(
+        self, result: dict[str, Any], request: Mapping[str, Any], location: str, version: Any
+    ) -> None:
+        """The parts of a DescribeTable answer that come from the table itself."""
+        if request.get("with_table_uri") is True:
+            result["table_uri"] = canonical(location)
+        detailed = request.get("load_detailed_metadata") is True
+        if detailed or (isinstance(version, int) and not isinstance(version, bool)):
+            await self.describe(result, location, version, detailed=detailed)
+        elif request.get("check_declared") is True:
+            result["is_only_declared"] = await self.open(location) is None
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a blocking call on a bounded worker thread, with typed errors."""
@@ -183,6 +216,10 @@ class LanceTables:
         return dataset
 
     async def delete(self, location: str, storage_options: Mapping[str, str] | None = None) -> None:
-        """Delete a table's directory (local or object store); a missing one is fine."""
-        options = {**(self.storage_options or {}), **(storage_options or {})} or None
-        await self.run(_delete_tree, location, options)
+        """Delete a table's directory (local or object store); a missing one is fine.
+
+        ``storage_options`` are the table's (see :meth:`options_for`); default: the
+        configured ones.
+        """
+        options = dict(storage_options) if storage_options is not None else self.storage_options
+        await self.run(_delete_tree, location, options or None)

@@ -206,9 +206,6 @@ class DirectoryNamespace(AsyncLanceNamespace):
             what="table id",
         )
 
-    def _storage_options(self) -> dict[str, str] | None:
-        return dict(self.config.storage) or None
-
     async def _require_namespace(self, namespace: Identifier) -> None:
         if namespace:
             await self._call("namespace_exists", {"id": list(namespace)})
@@ -221,7 +218,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
     def _open_manifest(self) -> Any:
         import lance
 
-        return lance.dataset(self._manifest_uri(), storage_options=self._storage_options())
+        return lance.dataset(self._manifest_uri(), storage_options=self.tables.storage_options)
 
     @staticmethod
     def _quote(value: str) -> str:
@@ -436,7 +433,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
             declare["properties"] = properties
         result = await self._call("declare_table", declare)
         result["location"] = canonical(str(result.get("location", "")))
-        storage = self._storage_options()
+        storage = self.tables.storage_options
         if storage and not result.get("storage_options"):
             result["storage_options"] = storage
         return DeclareTableResponse.from_dict(_drop_nones(result))
@@ -539,7 +536,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
         if detailed or isinstance(version, int):
             # opened here, not by pylance, so absolute locations work the same
             await self.tables.describe(result, location, version, detailed=detailed)
-        storage = self._storage_options()
+        storage = self.tables.storage_options
         if storage and not result.get("storage_options"):
             result["storage_options"] = storage
         return DescribeTableResponse.from_dict(_drop_nones(result))

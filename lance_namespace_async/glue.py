@@ -37,7 +37,7 @@ from . import errors
 from ._base import AsyncLanceNamespace
 from ._config import BackendConfig, parse_bool, parse_non_negative_int, parse_positive_int, prop
 from ._identifiers import Identifier, validate_identifier
-from ._lance_tables import LanceTables, canonical
+from ._lance_tables import TABLE_TYPE, LanceTables, lance_parameters
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._paging import page_of
 from .errors import MissingDependencyError
@@ -81,7 +81,6 @@ except ImportError as _missing:  # pragma: no cover - exercised without the extr
 
 __all__ = ["GlueConfig", "GlueNamespace"]
 
-TABLE_TYPE = "table_type"
 NAMESPACE_TYPE = "glue.namespace_type"
 
 
@@ -618,17 +617,6 @@ class GlueNamespace(AsyncLanceNamespace):
             exists=errors.TableAlreadyExistsError,
         )
 
-    @staticmethod
-    def _parameters(requested: Mapping[str, Any] | None) -> dict[str, str]:
-        parameters = {str(k): str(v) for k, v in (requested or {}).items()}
-        parameters[TABLE_TYPE] = "lance"
-        return parameters
-
-    def _storage_options(self, parameters: Mapping[str, Any]) -> dict[str, str]:
-        options = dict(self.config.storage)
-        options.update({str(k): str(v) for k, v in parameters.items() if k != TABLE_TYPE})
-        return options
-
     async def _list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
         body = request.to_dict()
         path = self._ids(body, "namespace id")
@@ -655,12 +643,12 @@ class GlueNamespace(AsyncLanceNamespace):
         what = f"DeclareTable {'$'.join((*database.path, name))}"
         await self._get_database(database, what)  # seed 004: verify the parent
         location = body.get("location") or "/".join((self.root, *database.path, name))
-        parameters = self._parameters(body.get("properties"))
+        parameters = lance_parameters(body.get("properties"))
         await self._create_table(database, name, location, parameters, what)
         return DeclareTableResponse.from_dict(
             {
                 "location": location,
-                "storage_options": self._storage_options(parameters),
+                "storage_options": self.tables.options_for(parameters),
                 "properties": parameters,
             }
         )
@@ -674,7 +662,7 @@ class GlueNamespace(AsyncLanceNamespace):
         mode = parse_mode(body.get("mode"), REGISTER_MODES, default="Create")
         what = f"RegisterTable {'$'.join((*database.path, name))}"
         await self.tables.require(location)
-        parameters = self._parameters(body.get("properties"))
+        parameters = lance_parameters(body.get("properties"))
         if mode == "Overwrite":
             with contextlib.suppress(errors.TableNotFoundError):
                 await self._deregister(database, name, what)
@@ -692,16 +680,10 @@ class GlueNamespace(AsyncLanceNamespace):
             "table": name,
             "namespace": list(database.path),
             "location": location,
-            "storage_options": self._storage_options(parameters),
+            "storage_options": self.tables.options_for(parameters),
             "properties": parameters,
         }
-        if body.get("with_table_uri") is True:
-            result["table_uri"] = canonical(location)
-        detailed = body.get("load_detailed_metadata") is True
-        if detailed or isinstance(body.get("version"), int):
-            await self.tables.describe(result, location, body.get("version"), detailed=detailed)
-        elif body.get("check_declared") is True:
-            result["is_only_declared"] = await self.tables.open(location) is None
+        await self.tables.complete(result, body, location, body.get("version"))
         return DescribeTableResponse.from_dict(result)
 
     async def _table_exists(self, request: TableExistsRequest) -> TableExistsResponse:
@@ -740,7 +722,9 @@ class GlueNamespace(AsyncLanceNamespace):
         """Data first: a failed delete leaves the table registered, never orphaned data."""
         location = str((table.get("StorageDescriptor") or {}).get("Location") or "")
         if location:
-            await self.tables.delete(location, self._storage_options(table.get("Parameters") or {}))
+            await self.tables.delete(
+                location, self.tables.options_for(table.get("Parameters") or {})
+            )
         await self._deregister(database, str(table["Name"]), what)
 
     async def _drop_table(self, request: DropTableRequest) -> DropTableResponse:

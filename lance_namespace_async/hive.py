@@ -31,7 +31,7 @@ from ._arrow_json import spark_type
 from ._base import AsyncLanceNamespace
 from ._config import BackendConfig, parse_non_negative_int, parse_positive_int, prop
 from ._identifiers import Identifier, validate_identifier
-from ._lance_tables import LanceTables, canonical
+from ._lance_tables import TABLE_TYPE, LanceTables, canonical, lance_parameters
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._paging import page_of
 from .models import (
@@ -77,7 +77,6 @@ except ImportError as _missing:  # pragma: no cover - exercised without the extr
 __all__ = ["HiveConfig", "HiveNamespace"]
 
 T = TypeVar("T")
-TABLE_TYPE = "table_type"
 #: parameters the metastore keeps for itself; not storage options
 _HMS_PARAMETERS = frozenset(
     {
@@ -382,9 +381,7 @@ class HiveNamespace(AsyncLanceNamespace):
         return table
 
     def _storage_options(self, parameters: Mapping[str, Any]) -> dict[str, str]:
-        options = dict(self.config.storage)
-        options.update({str(k): str(v) for k, v in parameters.items() if k not in _HMS_PARAMETERS})
-        return options
+        return self.tables.options_for(parameters, _HMS_PARAMETERS)
 
     async def _create_table(
         self,
@@ -429,12 +426,6 @@ class HiveNamespace(AsyncLanceNamespace):
             await self._database(database, what)  # "no such database" arrives as invalid
             raise
 
-    @staticmethod
-    def _parameters(requested: Mapping[str, Any] | None) -> dict[str, str]:
-        parameters = {str(k): str(v) for k, v in (requested or {}).items()}
-        parameters[TABLE_TYPE] = "lance"
-        return parameters
-
     async def _list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
         body = request.to_dict()
         parts = self._namespace(body)
@@ -467,7 +458,7 @@ class HiveNamespace(AsyncLanceNamespace):
             else:
                 db = await self._database(database, what)
                 location = f"{str(db.locationUri).rstrip('/')}/{name}"
-        parameters = self._parameters(body.get("properties"))
+        parameters = lance_parameters(body.get("properties"))
         await self._create_table(database, name, location, parameters, [], what)
         return DeclareTableResponse.from_dict(
             {
@@ -486,7 +477,7 @@ class HiveNamespace(AsyncLanceNamespace):
         mode = parse_mode(body.get("mode"), REGISTER_MODES, default="Create")
         what = f"RegisterTable {database}.{name}"
         dataset = await self.tables.require(location)
-        parameters = self._parameters(body.get("properties"))
+        parameters = lance_parameters(body.get("properties"))
         if mode == "Overwrite":
             with contextlib.suppress(errors.TableNotFoundError):
                 await self._deregister(database, name, what)
@@ -510,13 +501,7 @@ class HiveNamespace(AsyncLanceNamespace):
             "storage_options": self._storage_options(parameters),
             "properties": parameters,
         }
-        if body.get("with_table_uri") is True:
-            result["table_uri"] = canonical(location)
-        detailed = body.get("load_detailed_metadata") is True
-        if detailed or isinstance(body.get("version"), int):
-            await self.tables.describe(result, location, body.get("version"), detailed=detailed)
-        elif body.get("check_declared") is True:
-            result["is_only_declared"] = await self.tables.open(location) is None
+        await self.tables.complete(result, body, location, body.get("version"))
         return DescribeTableResponse.from_dict(result)
 
     async def _table_exists(self, request: TableExistsRequest) -> TableExistsResponse:

@@ -44,9 +44,9 @@ import httpx
 from . import errors
 from ._base import AsyncLanceNamespace
 from ._config import parse_bool, parse_positive_int, prop
-from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous
+from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous, parse_http_url
 from ._identifiers import Identifier, validate_identifier
-from ._lance_tables import LanceTables, canonical
+from ._lance_tables import TABLE_TYPE, LanceTables, lance_parameters
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._paging import check_limit, token_of
 from .models import (
@@ -81,7 +81,6 @@ from .models import (
 __all__ = ["IcebergConfig", "IcebergNamespace", "arrow_to_iceberg_schema"]
 
 UNIT_SEPARATOR = "\x1f"
-TABLE_TYPE = "table_type"
 MANAGED_BY = "managed_by"
 _MARKERS = frozenset({TABLE_TYPE, MANAGED_BY})
 DUMMY_SCHEMA: dict[str, Any] = {
@@ -91,17 +90,13 @@ DUMMY_SCHEMA: dict[str, Any] = {
 }
 
 
-def _endpoint(value: str) -> str:
-    if not value.startswith(("http://", "https://")):
-        raise ValueError("must start with http:// or https://")
-    return value.rstrip("/")
-
-
 @attrs.frozen
 class IcebergConfig(HttpConfig):
     """Properties of ``impl="iceberg"`` as seed 000 lists them (timeouts in ms)."""
 
-    endpoint: str = prop(parse=_endpoint, doc="the Iceberg REST Catalog, e.g. http://host:8181")
+    endpoint: str = prop(
+        parse=parse_http_url, doc="the Iceberg REST Catalog, e.g. http://host:8181"
+    )
     root: str | None = prop(default=None, doc="storage root of new tables (default: cwd)")
     iceberg_tooling: bool = prop(default=False, parse=parse_bool)
     list_concurrency: int = prop(default=16, parse=parse_positive_int)
@@ -610,8 +605,7 @@ class IcebergNamespace(AsyncLanceNamespace):
         return "/".join((self.root, warehouse, *levels, name))
 
     def _table_properties(self, requested: Mapping[str, Any] | None) -> dict[str, str]:
-        properties = {str(k): str(v) for k, v in (requested or {}).items()}
-        properties[TABLE_TYPE] = "lance"
+        properties = lance_parameters(requested)
         properties[MANAGED_BY] = _managed_by(properties)
         return properties
 
@@ -641,12 +635,6 @@ class IcebergNamespace(AsyncLanceNamespace):
         metadata = self._json(response, what).get("metadata")
         return metadata if isinstance(metadata, dict) else {}
 
-    def _storage_options(self, properties: Mapping[str, Any]) -> dict[str, str]:
-        """Table properties (less the Lance markers) over the configured storage options."""
-        options = dict(self.config.storage)
-        options.update({str(k): str(v) for k, v in properties.items() if k not in _MARKERS})
-        return options
-
     async def _declare_table(self, request: DeclareTableRequest) -> DeclareTableResponse:
         body = request.to_dict()
         warehouse, levels, name = self._table_parts(body)
@@ -657,7 +645,7 @@ class IcebergNamespace(AsyncLanceNamespace):
         return DeclareTableResponse.from_dict(
             {
                 "location": location,
-                "storage_options": self._storage_options(properties),
+                "storage_options": self.tables.options_for(properties, _MARKERS),
                 "properties": properties,
             }
         )
@@ -695,22 +683,15 @@ class IcebergNamespace(AsyncLanceNamespace):
             "table": name,
             "namespace": [warehouse, *levels],
             "location": location,
-            "storage_options": self._storage_options(properties),
+            "storage_options": self.tables.options_for(properties, _MARKERS),
             "properties": properties,
         }
-        if body.get("with_table_uri") is True:
-            result["table_uri"] = canonical(location)
         version = body.get("version")
         if _managed_by(properties) == "impl":
             current = metadata.get("current-snapshot-id")
             if version is None and isinstance(current, int) and current >= 0:
                 version = current  # the catalog, not the directory, names the version
-        if body.get("load_detailed_metadata") is True or isinstance(version, int):
-            await self.tables.describe(
-                result, location, version, detailed=body.get("load_detailed_metadata") is True
-            )
-        elif body.get("check_declared") is True:
-            result["is_only_declared"] = await self.tables.open(location) is None
+        await self.tables.complete(result, body, location, version)
         return DescribeTableResponse.from_dict(result)
 
     async def _table_exists(self, request: TableExistsRequest) -> TableExistsResponse:
@@ -761,7 +742,7 @@ class IcebergNamespace(AsyncLanceNamespace):
         await self._deregister(warehouse, levels, name, what)
         location = str(metadata.get("location") or "")
         if location:
-            options = self._storage_options(metadata.get("properties") or {})
+            options = self.tables.options_for(metadata.get("properties") or {}, _MARKERS)
             await self.tables.delete(location, options)
 
     async def _drop_table(self, request: DropTableRequest) -> DropTableResponse:

@@ -19,7 +19,7 @@ import httpx
 from . import errors
 from ._base import AsyncLanceNamespace
 from ._config import prop
-from ._http import HttpConfig, HttpTransport, error_from_response, transport_error
+from ._http import HttpConfig, HttpTransport, error_from_response, parse_http_url, transport_error
 from ._identifiers import Identifier, join_identifier, validate_identifier
 from .models import (
     UNSET,
@@ -60,12 +60,6 @@ from .models import (
 __all__ = ["RestConfig", "RestNamespace"]
 
 
-def _http_uri(value: str) -> str:
-    if not value.startswith(("http://", "https://")):
-        raise ValueError("must start with http:// or https://")
-    return value.rstrip("/")
-
-
 def _delimiter(value: str) -> str:
     if not value:
         raise ValueError("must not be empty")
@@ -78,7 +72,7 @@ class RestConfig(HttpConfig):
 
     ignored_keys: ClassVar[frozenset[str]] = frozenset({"tls.reload_interval_seconds"})
 
-    uri: str = prop(parse=_http_uri, doc="the server, e.g. http://127.0.0.1:2333")
+    uri: str = prop(parse=parse_http_url, doc="the server, e.g. http://127.0.0.1:2333")
     delimiter: str = prop(default="$", parse=_delimiter)
 
 

@@ -32,9 +32,9 @@ from . import errors
 from ._arrow_json import spark_type
 from ._base import AsyncLanceNamespace
 from ._config import parse_positive_int, prop
-from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous
+from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous, parse_http_url
 from ._identifiers import Identifier, validate_identifier
-from ._lance_tables import LanceTables, canonical
+from ._lance_tables import TABLE_TYPE, LanceTables, lance_parameters
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._paging import page_of
 from .models import (
@@ -68,20 +68,13 @@ __all__ = ["UnityConfig", "UnityNamespace", "arrow_to_unity_columns"]
 
 API_BASE = "/api/2.1/unity-catalog"
 PAGE_SIZE = 50  # the largest max_results Unity's API declares
-TABLE_TYPE = "table_type"
-
-
-def _endpoint(value: str) -> str:
-    if not value.startswith(("http://", "https://")):
-        raise ValueError("must start with http:// or https://")
-    return value.rstrip("/")
 
 
 @attrs.frozen
 class UnityConfig(HttpConfig):
     """Properties of ``impl="unity"`` as seed 001 lists them (timeouts in ms)."""
 
-    endpoint: str = prop(parse=_endpoint, doc="Unity Catalog server, e.g. http://host:8080")
+    endpoint: str = prop(parse=parse_http_url, doc="Unity Catalog server, e.g. http://host:8080")
     read_timeout: int = prop(default=300000, parse=parse_positive_int)
     root: str = prop(default="/tmp/lance", doc="storage root of new tables")
     worker_threads: int = prop(default=8, parse=parse_positive_int)
@@ -404,16 +397,6 @@ class UnityNamespace(AsyncLanceNamespace):
             raise errors.InvalidInputError(f"{what}: {name!r} is not a Lance table")
         return table
 
-    def _table_properties(self, requested: Mapping[str, Any] | None) -> dict[str, str]:
-        properties = {str(k): str(v) for k, v in (requested or {}).items()}
-        properties[TABLE_TYPE] = "lance"
-        return properties
-
-    def _storage_options(self, properties: Mapping[str, Any]) -> dict[str, str]:
-        options = dict(self.config.storage)
-        options.update({str(k): str(v) for k, v in properties.items() if k != TABLE_TYPE})
-        return options
-
     async def _create_table(
         self,
         catalog: str,
@@ -452,14 +435,14 @@ class UnityNamespace(AsyncLanceNamespace):
         body = request.to_dict()
         catalog, schema, name = self._table(body)
         location = body.get("location") or f"{self.root}/{catalog}/{schema}/{name}"
-        properties = self._table_properties(body.get("properties"))
+        properties = lance_parameters(body.get("properties"))
         what = f"DeclareTable {catalog}.{schema}.{name}"
         created = await self._create_table(catalog, schema, name, location, properties, [], what)
         location = str(created.get("storage_location") or location)  # as Unity stored it
         return DeclareTableResponse.from_dict(
             {
                 "location": location,
-                "storage_options": self._storage_options(properties),
+                "storage_options": self.tables.options_for(properties),
                 "properties": properties,
             }
         )
@@ -471,7 +454,7 @@ class UnityNamespace(AsyncLanceNamespace):
         if not isinstance(location, str) or not location.strip():
             raise errors.InvalidInputError("RegisterTable needs a non-empty location")
         mode = parse_mode(body.get("mode"), REGISTER_MODES, default="Create")
-        properties = self._table_properties(body.get("properties"))
+        properties = lance_parameters(body.get("properties"))
         what = f"RegisterTable {catalog}.{schema}.{name}"
         dataset = await self.tables.require(location)
         columns = arrow_to_unity_columns(dataset.schema)
@@ -492,16 +475,10 @@ class UnityNamespace(AsyncLanceNamespace):
             "table": name,
             "namespace": [catalog, schema],
             "location": location,
-            "storage_options": self._storage_options(properties),
+            "storage_options": self.tables.options_for(properties),
             "properties": properties,
         }
-        if body.get("with_table_uri") is True:
-            result["table_uri"] = canonical(location)
-        detailed = body.get("load_detailed_metadata") is True
-        if detailed or isinstance(body.get("version"), int):
-            await self.tables.describe(result, location, body.get("version"), detailed=detailed)
-        elif body.get("check_declared") is True:
-            result["is_only_declared"] = await self.tables.open(location) is None
+        await self.tables.complete(result, body, location, body.get("version"))
         return DescribeTableResponse.from_dict(result)
 
     async def _table_exists(self, request: TableExistsRequest) -> TableExistsResponse:
@@ -539,7 +516,9 @@ class UnityNamespace(AsyncLanceNamespace):
         """Data first: a failed delete leaves the table registered, never orphaned data."""
         location = str(table.get("storage_location") or "")
         if location:
-            await self.tables.delete(location, self._storage_options(table.get("properties") or {}))
+            await self.tables.delete(
+                location, self.tables.options_for(table.get("properties") or {})
+            )
         await self._deregister(catalog, schema, name, what)
 
     async def _drop_table(self, request: DropTableRequest) -> DropTableResponse:
