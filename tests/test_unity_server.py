@@ -1,10 +1,12 @@
-"""The in-memory Unity Catalog test server, checked with raw httpx and the official SDK.
+"""The Unity Catalog look-alike (tests/unity_server.py), checked with raw httpx and the SDK.
 
-Raw httpx calls show the wire (statuses, error bodies, tokens, nulls); the official
-``unitycatalog-client`` SDK, run from its own virtualenv by ``unity_sdk.sdk_read``, is the
-independent reader that must understand what was created. Every test runs inside
-``unity_catalog``, which raises at exit if a request or a response broke the Unity Catalog
-OpenAPI document.
+Server: the in-memory look-alike only; these tests are its own specification, release line
+by release line (``release="0.6"``: Unity 0.5 and later; ``"0.4"``: Unity 0.1-0.4), as read
+from Unity's source. Raw httpx calls show the wire (statuses, error bodies, tokens, nulls);
+the official ``unitycatalog-client`` SDK, run from its own virtualenv by
+``unity_sdk.sdk_read``, is the independent reader that must understand what was created.
+Every test runs inside ``unity_catalog``, which raises at exit if a request or a response
+broke our contract (tests/contracts/unity-catalog.yaml).
 """
 
 from __future__ import annotations
@@ -20,16 +22,13 @@ from unity_sdk import SdkReadError, SdkUnavailableError, sdk_python, sdk_read
 from unity_server import (
     BASE_PATH,
     ERROR_CODES,
-    SPEC_PATH,
+    RELEASES,
     SpecViolationError,
     UnityServer,
     _Call,
     _Reply,
     unity_catalog,
 )
-
-if not SPEC_PATH.is_file():  # pragma: no cover - the reference document travels with shared/
-    pytest.skip(f"{SPEC_PATH} is missing", allow_module_level=True)
 
 TOKEN = "unity-test-token"
 COLUMNS = [
@@ -68,6 +67,12 @@ uses_sdk = pytest.mark.usefixtures("unity_sdk")
 @pytest.fixture
 def server() -> Iterator[UnityServer]:
     with unity_catalog() as running:
+        yield running
+
+
+@pytest.fixture(params=RELEASES)
+def any_release(request: pytest.FixtureRequest) -> Iterator[UnityServer]:
+    with unity_catalog(release=request.param) as running:
         yield running
 
 
@@ -216,32 +221,55 @@ def test_table_listing_pages(server: UnityServer, http: httpx.Client, tmp_path: 
     assert empty == {"tables": [], "next_page_token": None}
 
 
-def test_error_statuses_and_bodies(server: UnityServer, http: httpx.Client, tmp_path: Path) -> None:
+# what each release line answers: (status, error_code) of a missing catalog, schema and
+# table, and of a duplicate catalog, schema and table
+ERROR_SHAPES = {
+    "0.6": {
+        "catalog": (404, "CATALOG_NOT_FOUND"),
+        "schema": (404, "SCHEMA_NOT_FOUND"),
+        "table": (404, "TABLE_NOT_FOUND"),
+        "duplicate catalog": (400, "CATALOG_ALREADY_EXISTS"),
+        "duplicate schema": (400, "SCHEMA_ALREADY_EXISTS"),
+        "duplicate table": (400, "TABLE_ALREADY_EXISTS"),
+    },
+    "0.4": {
+        "catalog": (404, "NOT_FOUND"),
+        "schema": (404, "NOT_FOUND"),
+        "table": (404, "NOT_FOUND"),
+        "duplicate catalog": (409, "ALREADY_EXISTS"),
+        "duplicate schema": (409, "ALREADY_EXISTS"),
+        "duplicate table": (409, "ALREADY_EXISTS"),
+    },
+}
+
+
+def test_error_statuses_and_bodies(any_release: UnityServer, tmp_path: Path) -> None:
+    server = any_release
+    shape = ERROR_SHAPES[server.release]
+    http = httpx.Client(base_url=server.uri + BASE_PATH, timeout=10)
     populate(http, tmp_path)
-    assert_error(http.get("/catalogs/nope"), 404, "NOT_FOUND", "Catalog not found: nope")
-    assert_error(http.get("/schemas/nope.x"), 404, "NOT_FOUND", "Catalog not found")
-    assert_error(http.get("/schemas/lake.nope"), 404, "NOT_FOUND", "Schema not found")
-    assert_error(http.get("/tables/lake.sales.nope"), 404, "NOT_FOUND", "Table not found")
-    assert_error(http.get("/tables/lake.nope.t"), 404, "NOT_FOUND", "Schema not found")
-    assert_error(http.get("/schemas", params={"catalog_name": "nope"}), 404, "NOT_FOUND")
+    assert_error(http.get("/catalogs/nope"), *shape["catalog"], "Catalog not found: nope")
+    assert_error(http.get("/schemas/nope.x"), *shape["catalog"], "Catalog not found")
+    assert_error(http.get("/schemas/lake.nope"), *shape["schema"], "Schema not found")
+    assert_error(http.get("/tables/lake.sales.nope"), *shape["table"], "Table not found")
+    assert_error(http.get("/tables/lake.nope.t"), *shape["schema"], "Schema not found")
+    assert_error(http.get("/schemas", params={"catalog_name": "nope"}), *shape["catalog"])
     assert_error(
         http.get("/tables", params={"catalog_name": "lake", "schema_name": "nope"}),
-        404,
-        "NOT_FOUND",
+        *shape["schema"],
     )
     missing_parent = {"name": "s", "catalog_name": "nope"}
-    assert_error(http.post("/schemas", json=missing_parent), 404, "NOT_FOUND")
-    assert_error(create_table(http, "lake", "nope", "t", "/x"), 404, "NOT_FOUND")
-    assert_error(http.delete("/tables/lake.sales.nope"), 404, "NOT_FOUND")
-    assert_error(http.delete("/catalogs/nope"), 404, "NOT_FOUND")
+    assert_error(http.post("/schemas", json=missing_parent), *shape["catalog"])
+    assert_error(create_table(http, "lake", "nope", "t", "/x/t"), *shape["schema"])
+    assert_error(http.delete("/tables/lake.sales.nope"), *shape["table"])
+    assert_error(http.delete("/catalogs/nope"), *shape["catalog"])
 
-    assert_error(http.post("/catalogs", json={"name": "lake"}), 409, "ALREADY_EXISTS")
+    assert_error(http.post("/catalogs", json={"name": "lake"}), *shape["duplicate catalog"])
     duplicate_schema = {"name": "sales", "catalog_name": "lake"}
-    assert_error(http.post("/schemas", json=duplicate_schema), 409, "ALREADY_EXISTS")
+    assert_error(http.post("/schemas", json=duplicate_schema), *shape["duplicate schema"])
     assert_error(
-        create_table(http, "lake", "sales", "orders", "/x"),
-        409,
-        "ALREADY_EXISTS",
+        create_table(http, "lake", "sales", "orders", "/x/t"),
+        *shape["duplicate table"],
         "Table already exists: lake.sales.orders",
     )
 
@@ -262,6 +290,7 @@ def test_error_statuses_and_bodies(server: UnityServer, http: httpx.Client, tmp_
     assert not server.schemas
     assert not server.tables
     assert list(server.catalogs) == ["empty"]
+    http.close()
 
 
 def test_create_table_rules(server: UnityServer, http: httpx.Client, tmp_path: Path) -> None:
@@ -277,27 +306,79 @@ def test_create_table_rules(server: UnityServer, http: httpx.Client, tmp_path: P
     assert_error(http.post("/tables", json=body), 400, "INVALID_ARGUMENT", "Storage location")
     managed = {**body, "table_type": "MANAGED", "data_source_format": "TEXT"}
     assert_error(http.post("/tables", json=managed), 400, "INVALID_ARGUMENT", "MANAGED")
-    view = {**body, "table_type": "VIEW", "view_definition": "select 1"}
-    assert_error(http.post("/tables", json=view), 400, "INVALID_ARGUMENT")
+    streaming = {**body, "table_type": "STREAMING_TABLE"}
+    assert_error(http.post("/tables", json=streaming), 400, "INVALID_ARGUMENT")
     delta = {**managed, "data_source_format": "DELTA", "storage_location": "s3://b/m"}
     assert http.post("/tables", json=delta).json()["table_type"] == "MANAGED"
-
-    # storage locations are normalised like Unity's FileOperations.convertRelativePathToURI
-    existing = tmp_path / "existing.lance"
-    existing.mkdir()
-    cases = {
-        "a": (f"{tmp_path}/new.lance", f"file://{tmp_path}/new.lance"),
-        "b": (str(existing), f"file://{existing}/"),
-        "c": ("file:/data/t.lance", "file:///data/t.lance"),
-        "d": ("file:///data/t.lance", "file:///data/t.lance"),
-        "e": ("gs://bucket/t.lance", "gs://bucket/t.lance"),
-    }
-    for name, (given, stored) in cases.items():
-        table = create_table(http, "c", "s", name, given).json()
-        assert table["storage_location"] == stored, name
-
     server.add_table("c", "s", "v", table_type="VIEW", columns=[])
     assert http.get("/tables/c.s.v").json()["table_type"] == "VIEW"
+
+
+def test_columns_need_a_matching_type_json(
+    server: UnityServer, http: httpx.Client, tmp_path: Path
+) -> None:
+    """Unity 0.5+ (ColumnUtils.validateTypeJson): each column's type_json is a StructField of
+    the column's own name and nullability; type_text is stored lower-cased."""
+    server.add_catalog("c")
+    server.add_schema("c", "s")
+    id_column = COLUMNS[0]
+    broken = {
+        "no type_json": {k: v for k, v in id_column.items() if k != "type_json"},
+        "not JSON": {**id_column, "type_json": "{"},
+        "no metadata": {**id_column, "type_json": '{"name":"id","type":"long","nullable":false}'},
+        "other name": {**id_column, "name": "key"},
+        "other nullability": {**id_column, "nullable": True},
+    }
+    for what, column in broken.items():
+        response = create_table(http, "c", "s", "t", f"{tmp_path}/t", columns=[column])
+        assert_error(response, 400, "INVALID_ARGUMENT", "Invalid type_json for column")
+        assert "c.s.t" not in server.tables, what
+    shouting = {**id_column, "type_text": "BIGINT"}
+    table = create_table(http, "c", "s", "t", f"{tmp_path}/t", columns=[shouting]).json()
+    assert table["columns"][0]["type_text"] == "bigint"
+    with unity_catalog(release="0.4") as legacy:
+        legacy.add_catalog("c")
+        legacy.add_schema("c", "s")
+        with httpx.Client(base_url=legacy.uri + BASE_PATH, timeout=10) as old:
+            response = create_table(
+                old, "c", "s", "t", f"{tmp_path}/t", columns=[broken["not JSON"]]
+            )
+            assert response.status_code == 200, "0.4 stored columns as sent"
+
+
+def test_storage_locations_are_normalised_as_each_release_did(
+    any_release: UnityServer, tmp_path: Path
+) -> None:
+    server = any_release
+    server.add_catalog("c")
+    server.add_schema("c", "s")
+    existing = tmp_path / "existing.lance"
+    existing.mkdir()
+    cases = {  # given: (0.6 stores, 0.4 stored)
+        f"{tmp_path}/new.lance": (f"file://{tmp_path}/new.lance",) * 2,
+        str(existing): (f"file://{existing}", f"file://{existing}/"),
+        f"{tmp_path}/a/../b.lance/": (
+            f"file://{tmp_path}/b.lance",
+            f"file://{tmp_path}/a/../b.lance",
+        ),
+        "file:/data/t.lance": ("file:///data/t.lance",) * 2,
+        "file:///data/t.lance/": ("file:///data/t.lance", "file:///data/t.lance/"),
+        "gs://bucket/t.lance": ("gs://bucket/t.lance",) * 2,
+        "s3://bucket/t.lance//": ("s3://bucket/t.lance", "s3://bucket/t.lance//"),
+    }
+    with httpx.Client(base_url=server.uri + BASE_PATH, timeout=10) as http:
+        for number, (given, stored) in enumerate(cases.items()):
+            response = create_table(http, "c", "s", f"t{number}", given)
+            assert response.status_code == 200, response.text
+            expected = stored[RELEASES.index(server.release)]
+            assert response.json()["storage_location"] == expected, given
+        refused = ("memory://bucket/t", "s3://bucket", "s3://bucket/", "relative", "/a b/t")
+        for number, given in enumerate(refused):
+            response = create_table(http, "c", "s", f"r{number}", given)
+            if server.release == "0.4":
+                assert response.status_code == 200, "0.4 kept every location"
+            else:
+                assert_error(response, 400, "INVALID_ARGUMENT")
 
 
 def test_update_catalog_and_schema(server: UnityServer, http: httpx.Client, tmp_path: Path) -> None:
@@ -306,7 +387,8 @@ def test_update_catalog_and_schema(server: UnityServer, http: httpx.Client, tmp_
     assert patched.json()["comment"] == "new"
     assert patched.json()["properties"] == {"a": "1"}
     assert isinstance(patched.json()["updated_at"], int)
-    assert_error(http.patch("/catalogs/lake", json={"new_name": "empty"}), 409, "ALREADY_EXISTS")
+    duplicate = http.patch("/catalogs/lake", json={"new_name": "empty"})
+    assert_error(duplicate, 400, "CATALOG_ALREADY_EXISTS")
     renamed = http.patch("/catalogs/lake", json={"new_name": "pond"}).json()
     assert renamed["name"] == "pond"
     assert set(server.schemas) == {"pond.sales", "pond.hr"}
@@ -315,9 +397,9 @@ def test_update_catalog_and_schema(server: UnityServer, http: httpx.Client, tmp_
     schema = http.patch("/schemas/pond.sales", json={"new_name": "revenue"}).json()
     assert schema["full_name"] == "pond.revenue"
     assert http.get("/tables/pond.revenue.items").json()["schema_name"] == "revenue"
-    assert_error(http.get("/schemas/pond.sales"), 404, "NOT_FOUND")
+    assert_error(http.get("/schemas/pond.sales"), 404, "SCHEMA_NOT_FOUND")
     assert_error(
-        http.patch("/schemas/pond.hr", json={"new_name": "revenue"}), 409, "ALREADY_EXISTS"
+        http.patch("/schemas/pond.hr", json={"new_name": "revenue"}), 400, "SCHEMA_ALREADY_EXISTS"
     )
     assert http.patch("/schemas/pond.hr", json={"properties": {"x": "y"}}).json()["properties"] == {
         "x": "y"
