@@ -128,8 +128,28 @@ _UNITY_CODES: dict[str, type[errors.LanceNamespaceError]] = {
 }
 
 
-_CONFLICT_CODES = frozenset(
-    {"ALREADY_EXISTS", "RESOURCE_ALREADY_EXISTS", "FAILED_PRECONDITION", "RESOURCE_CONFLICT"}
+# Every error_code a Unity release has used for "not there" / "already there". Unity 0.1-0.4
+# sent NOT_FOUND (404) and ALREADY_EXISTS (409); 0.5+ sends CATALOG_/SCHEMA_/TABLE_NOT_FOUND
+# (404) and CATALOG_/SCHEMA_/TABLE_ALREADY_EXISTS with HTTP 400 (kept for backwards
+# compatibility), so the code, not the status, says what happened; RESOURCE_* are Databricks'.
+_NOT_FOUND_CODES = frozenset(
+    {
+        "NOT_FOUND",
+        "RESOURCE_DOES_NOT_EXIST",
+        "CATALOG_NOT_FOUND",
+        "SCHEMA_NOT_FOUND",
+        "TABLE_NOT_FOUND",
+    }
+)
+_ALREADY_EXISTS_CODES = frozenset(
+    {
+        "ALREADY_EXISTS",
+        "RESOURCE_ALREADY_EXISTS",
+        "CATALOG_ALREADY_EXISTS",
+        "SCHEMA_ALREADY_EXISTS",
+        "TABLE_ALREADY_EXISTS",
+        "RESOURCE_CONFLICT",
+    }
 )
 
 
@@ -562,10 +582,15 @@ def _unity_error(
     except ValueError:
         pass
     cls = _UNITY_CODES.get(error_code)
-    if error_code in ("NOT_FOUND", "RESOURCE_DOES_NOT_EXIST"):
+    if error_code in _NOT_FOUND_CODES:
         cls = not_found
-    elif error_code in _CONFLICT_CODES:
-        cls = conflict  # already exists, or (on a drop) not empty
+    elif error_code in _ALREADY_EXISTS_CODES:
+        cls = conflict
+    elif error_code == "FAILED_PRECONDITION":
+        # HTTP 400 in every release: on a delete, the catalog or schema is not empty; on
+        # anything else (e.g. ambiguous external locations) the request cannot be served
+        is_drop = conflict is errors.NamespaceNotEmptyError
+        cls = conflict if is_drop else errors.InvalidInputError
     if cls is not None:
         return flag_ambiguous(cls(f"{what}: {message}" if message else what), retried_ambiguously)
     return error_from_response(
