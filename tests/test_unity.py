@@ -1,8 +1,11 @@
-"""The unity backend (seed 001) against a spec-checked Unity Catalog test server.
+"""The unity backend (seed 001) against the Unity Catalog look-alike, both release lines.
 
-The server (tests/unity_server.py) validates every request and response against
-the official Unity OpenAPI document; the official ``unitycatalog-client`` SDK,
-run from its own virtualenv, reads back what our backend created.
+Server: the look-alike (tests/unity_server.py) as Unity 0.5+ (``release="0.6"``) and as
+Unity 0.1-0.4 (``"0.4"``); every test runs against both. It validates every request and
+response against our contract (tests/contracts/unity-catalog.yaml); the official
+``unitycatalog-client`` SDK, run from its own virtualenv, reads back what our backend created.
+The real Unity Catalog server is not published to the registries this suite may use (see
+tests/unity_server.py).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import lance
 import pyarrow as pa
 import pytest
 from unity_sdk import sdk_python, sdk_read
-from unity_server import UnityServer, unity_catalog
+from unity_server import RELEASES, UnityServer, unity_catalog
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
@@ -23,9 +26,9 @@ from lance_namespace_async.unity import UnityNamespace, arrow_to_unity_columns
 CAT = "main"
 
 
-@pytest.fixture
-def server() -> Iterator[UnityServer]:
-    with unity_catalog() as running:
+@pytest.fixture(params=RELEASES)
+def server(request: pytest.FixtureRequest) -> Iterator[UnityServer]:
+    with unity_catalog(release=request.param) as running:
         running.add_catalog(CAT)
         yield running
 
@@ -302,19 +305,26 @@ def test_the_official_sdk_reads_what_we_created(server: UnityServer, tmp_path: P
     lance.write_dataset(pa.table({"id": pa.array([1], pa.int64()), "name": ["a"]}), location)
     with lna.connect_sync("unity", {"endpoint": server.uri, "root": str(tmp_path)}) as ns:
         ns.create_namespace({"id": [CAT, "s"], "properties": {"owner": "ana"}})
-        ns.register_table({"id": [CAT, "s", "t"], "location": location})
+        ns.register_table(
+            {"id": [CAT, "s", "t"], "location": location, "properties": {"region": "eu"}}
+        )
         ns.declare_table({"id": [CAT, "s", "declared"]})
+        described = ns.describe_table({"id": [CAT, "s", "t"]})
+        declared = ns.describe_table({"id": [CAT, "s", "declared"]})
     seen = sdk_read(server.uri)
     assert CAT in [c["name"] for c in seen["catalogs"]]
+    assert seen["schemas"][f"{CAT}.s"]["properties"] == {"owner": "ana"}
     table = seen["tables"][f"{CAT}.s.t"]
     assert table["table_type"] == "EXTERNAL"
     assert table["data_source_format"] == "TEXT"
-    assert table["properties"]["table_type"] == "lance"
-    assert [(c["name"], c["type_name"]) for c in table["columns"]] == [
-        ("id", "LONG"),
-        ("name", "STRING"),
-    ]
-    assert f"{CAT}.s.declared" in seen["tables"]
+    assert table["properties"] == {"table_type": "lance", "region": "eu"}
+    assert table["storage_location"] == described.location
+    assert local(table["storage_location"]).resolve() == Path(location).resolve()
+    assert [
+        (c["name"], c["type_name"], c["type_text"], c["position"], c["nullable"])
+        for c in table["columns"]
+    ] == [("id", "LONG", "bigint", 0, True), ("name", "STRING", "string", 1, True)]
+    assert seen["tables"][f"{CAT}.s.declared"]["storage_location"] == declared.location
 
 
 def test_pylance_writes_and_reads_through_our_sync_facade(
