@@ -3,7 +3,7 @@
 Every scenario runs against: ``dir``; ``rest`` against pylance's own Rust server
 (RestAdapter over a directory) and against our adapter server (over ``dir``);
 ``iceberg`` (the spec-checked Iceberg REST catalog), ``unity`` (the spec-checked
-Unity server), ``glue`` on moto's server and on the model-checked fake (which has
+Unity look-alike, as 0.5+), ``glue`` on moto's server and on the model-checked fake (which has
 child catalogs and pages of 3), and ``hive`` (a real Hive Metastore 2.3.10).
 Servers are module-scoped; each scenario works in a namespace of its own.
 

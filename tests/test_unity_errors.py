@@ -4,8 +4,9 @@ Server: the Unity look-alike (tests/unity_server.py) of both release lines, answ
 its own state: ``release="0.6"`` speaks as Unity 0.5 and later do (a missing object is 404
 ``CATALOG_NOT_FOUND`` / ``SCHEMA_NOT_FOUND`` / ``TABLE_NOT_FOUND``, a duplicate is HTTP 400
 ``CATALOG_ALREADY_EXISTS`` / ``SCHEMA_ALREADY_EXISTS`` / ``TABLE_ALREADY_EXISTS``),
-``release="0.4"`` as Unity 0.1-0.4 did (404 ``NOT_FOUND``, 409 ``ALREADY_EXISTS``); both
-refuse to delete a non-empty catalog or schema with 400 ``FAILED_PRECONDITION``. Codes that
+``"0.4.1"`` as Unity 0.4.1 did (404 ``NOT_FOUND``, the same 400 duplicates), ``"0.3"`` as
+Unity 0.1-0.4.0 did (404 ``NOT_FOUND``, 409 ``ALREADY_EXISTS``); all refuse to delete a
+non-empty catalog or schema with 400 ``FAILED_PRECONDITION``. Codes that
 no state produces here are injected with ``fail_next``. The real Unity Catalog server is not
 published to the registries this suite may use (see tests/unity_server.py).
 
@@ -129,7 +130,8 @@ def test_the_wire_shapes_are_those_of_the_release(server: UnityServer) -> None:
     }
     expected = {
         "0.6": {"duplicate": (400, "SCHEMA_ALREADY_EXISTS"), "missing": (404, "SCHEMA_NOT_FOUND")},
-        "0.4": {"duplicate": (409, "ALREADY_EXISTS"), "missing": (404, "NOT_FOUND")},
+        "0.4.1": {"duplicate": (400, "SCHEMA_ALREADY_EXISTS"), "missing": (404, "NOT_FOUND")},
+        "0.3": {"duplicate": (409, "ALREADY_EXISTS"), "missing": (404, "NOT_FOUND")},
     }
     assert seen == expected[server.release]
 

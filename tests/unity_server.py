@@ -6,19 +6,23 @@ the Unity Catalog OSS server (its ``CatalogRepository``, ``SchemaRepository``,
 ``TableRepository``, ``PagedListingHelper`` and ``GlobalExceptionHandler``) of one of two
 release lines, ``release``:
 
-* ``"0.6"`` (the default; Unity 0.5 and later): a missing object is 404
+* ``"0.6"`` (the default; Unity 0.5.0 to 0.6.0, the newest): a missing object is 404
   ``CATALOG_NOT_FOUND`` / ``SCHEMA_NOT_FOUND`` / ``TABLE_NOT_FOUND``; a duplicate is **HTTP
   400** ``CATALOG_ALREADY_EXISTS`` / ``SCHEMA_ALREADY_EXISTS`` / ``TABLE_ALREADY_EXISTS``
-  (Unity keeps 400 for backwards compatibility); a ``storage_location`` is normalised like
-  Unity's ``NormalizedURL`` (a plain path becomes an absolute ``file:///`` URI, trailing
-  slashes go, ``.``/``..`` segments are resolved, only file/s3/gs/abfs/abfss are accepted);
-  every column must carry a ``type_json`` that is a Spark StructField of the same name and
-  nullability (``ColumnUtils.validateTypeJson``) and ``type_text`` is stored lower-cased;
-* ``"0.4"`` (Unity 0.1 to 0.4): a missing object is 404 ``NOT_FOUND``, a duplicate 409
-  ``ALREADY_EXISTS``; a plain local ``storage_location`` becomes ``Paths.get(p).toUri()``
-  (with a trailing ``/`` when the path is an existing directory, as
-  ``FileOperations.convertRelativePathToURI`` did), ``file:/x`` becomes ``file:///x``,
-  other URIs are kept; columns are stored as sent.
+  (Unity keeps 400 for backwards compatibility); every column must carry a ``type_json`` that
+  is a Spark StructField of the same name and nullability (``ColumnUtils.validateTypeJson``)
+  and ``type_text`` is stored lower-cased;
+* ``"0.4.1"``: the same duplicates, but every missing object is 404 ``NOT_FOUND``, and
+  columns are stored as sent;
+* ``"0.3"`` (Unity 0.1 to 0.3; 0.4.0 differs only in its locations): a missing object is 404
+  ``NOT_FOUND``, a duplicate 409 ``ALREADY_EXISTS``; a plain local ``storage_location``
+  becomes ``Paths.get(p).toUri()`` (with a trailing ``/`` when the path is an existing
+  directory, as ``FileOperations.convertRelativePathToURI`` did), ``file:/x`` becomes
+  ``file:///x``, other URIs are kept.
+
+From 0.4.0 on, a ``storage_location`` is normalised like Unity's ``NormalizedURL``: a plain
+path becomes an absolute ``file:///`` URI, trailing slashes go, ``.``/``..`` segments are
+resolved, only file/s3/gs/abfs/abfss are accepted and a bucket alone is refused.
 
 In both:
 
@@ -36,14 +40,22 @@ In both:
   ``""`` or an absent key instead;
 * unset fields are written as ``null`` (``null_fields=False`` omits them);
 * errors are ``{"error_code": ..., "message": ..., "details": [{"@type":
-  "google.rpc.ErrorInfo", "reason": ...}]}`` with the HTTP status of ``ERROR_CODES``;
+  "google.rpc.ErrorInfo", "reason": ...}]}`` as ``application/json`` with the HTTP status of
+  ``ERROR_CODES``; a path or method the contract does not have is answered like Armeria,
+  ``text/plain`` ``Status: 404`` / ``Status: 405``;
+* catalogs and schemas carry ``updated_at`` from their creation on, tables
+  ``view_dependencies: null``; VIEW creation needs a ``view_definition`` and keeps no
+  location; creating an EXTERNAL table without a location is a 500 ``INTERNAL`` (Unity
+  0.6.0 fails on a null pointer there);
 * deletes answer 200 ``text/plain; charset=utf-8`` ``200 OK`` (Armeria's
   ``HttpResponse.of(HttpStatus.OK)``, which is what Unity sends), or ``{}`` as
   ``application/json`` with ``json_delete_bodies=True``.
 
-Deliberate gaps: VIEW and METRIC_VIEW creation (Unity 0.6 accepts them) is refused like the
-other non-EXTERNAL, non-MANAGED types; MANAGED creation needs only DELTA and a location (Unity
-also needs a staging table).
+Deliberate differences: the look-alike is stricter than Unity about requests (undeclared
+members and query parameters, null members, page tokens it did not issue: see
+``SPEC_SPECIAL_CASES`` and ``_page``), so that a client bug shows here first; METRIC_VIEW
+creation is refused; MANAGED creation needs only DELTA and a location (Unity also needs a
+staging table).
 
 Every request and every response is checked against the contract by the machinery of
 ``openapi_index`` (an OpenAPI 3.0 document, so schemas are validated with
@@ -116,7 +128,7 @@ BASE_PATH = "/api/2.1/unity-catalog"
 _NAME = re.compile(r"[a-zA-Z0-9_@-]+")
 _MAX_NAME_LENGTH = 255
 
-RELEASES = ("0.6", "0.4")
+RELEASES = ("0.6", "0.4.1", "0.3")
 # Unity's io.unitycatalog.server.exception.ErrorCode, name -> HTTP status, over its releases:
 # 0.1-0.4 had the gRPC names only (ALREADY_EXISTS 409, NOT_FOUND 404, ...); 0.5 added the
 # per-object codes, its *_ALREADY_EXISTS answered with 400 for backwards compatibility.
@@ -151,15 +163,19 @@ ERROR_CODES: dict[str, int] = {
     "DATA_LOSS": 500,
     "COMMIT_STATE_UNKNOWN": 500,
 }
-# what the 0.1-0.4 line said instead of the per-object codes of 0.5+
-_LEGACY_CODES: dict[str, str] = {
+# what older releases said instead of the per-object codes of 0.5+
+_BEFORE_0_5: dict[str, str] = {
     "CATALOG_NOT_FOUND": "NOT_FOUND",
     "SCHEMA_NOT_FOUND": "NOT_FOUND",
     "TABLE_NOT_FOUND": "NOT_FOUND",
+}
+_BEFORE_0_4_1: dict[str, str] = {
+    **_BEFORE_0_5,
     "CATALOG_ALREADY_EXISTS": "ALREADY_EXISTS",
     "SCHEMA_ALREADY_EXISTS": "ALREADY_EXISTS",
     "TABLE_ALREADY_EXISTS": "ALREADY_EXISTS",
 }
+_RENAMED_CODES = {"0.6": {}, "0.4.1": _BEFORE_0_5, "0.3": _BEFORE_0_4_1}
 # the error_code an injected fault of a status carries unless told otherwise
 _FAULT_CODES: dict[int, str] = {
     400: "INVALID_ARGUMENT",
@@ -248,9 +264,6 @@ def _drop_nulls(node: Any) -> Any:
     if isinstance(node, list):
         return [_drop_nulls(v) for v in node]
     return node
-
-
-_ROUTE_ERROR_CODES = {404: "NOT_FOUND", 405: "UNIMPLEMENTED"}
 
 
 class _UnityApi(OpenApiIndex):
@@ -429,14 +442,16 @@ def _check_type_json(column: Mapping[str, Any]) -> None:
         elif missing := [
             k for k in ("name", "type", "nullable", "metadata") if field.get(k) is None
         ]:
-            problem = f"type_json.{missing[0]} must not be null"
+            problem = f"type_json.{missing[0]} is required."
         elif field["name"] != name:
             problem = f"field name {field['name']} does not match column name {name}"
         elif column.get("nullable") is not None and field["nullable"] != column["nullable"]:
             problem = (
-                f"field nullable {field['nullable']} does not match column nullable "
-                f"{column['nullable']}"
+                f"field nullable {json.dumps(field['nullable'])} does not match column "
+                f"nullable {json.dumps(column['nullable'])}"
             )
+    if problem.endswith("is required."):  # Unity checks the JSON's members before the rest
+        raise UnityError("INVALID_ARGUMENT", problem)
     if problem:
         raise UnityError("INVALID_ARGUMENT", f"Invalid type_json for column {name}: {problem}")
 
@@ -453,7 +468,7 @@ class UnityServer(SpecCheckedServer):
     null_fields: bool
     json_delete_bodies: bool
     typed_query = True
-    json_content_type = "application/json; charset=utf-8"
+    json_content_type = "application/json"
 
     def __init__(self, *, require_token: str | None = None, release: str = "0.6") -> None:
         super().__init__(
@@ -556,12 +571,12 @@ class UnityServer(SpecCheckedServer):
 
     def error_reply(self, code: str, message: str) -> _Reply:
         """The error of `code` (a name of Unity 0.5+) as this server's release says it."""
-        if self.release == "0.4":
-            code = _LEGACY_CODES.get(code, code)
-        return _error(code, message)
+        return _error(_RENAMED_CODES[self.release].get(code, code), message)
 
     def route_error_reply(self, error: RouteError) -> _Reply:
-        return _error(_ROUTE_ERROR_CODES[error.status], str(error), error.status)
+        # Armeria's own answer; the violation (which path or method) is recorded anyway
+        description = {404: "Not Found", 405: "Method Not Allowed"}[error.status]
+        return _Reply(error.status, text=f"Status: {error.status}\nDescription: {description}\n")
 
     def unauthorized_reply(self, operation: Operation, headers: Mapping[str, str]) -> _Reply | None:
         if self.require_token is None or self._authorized(headers):
@@ -624,7 +639,8 @@ class UnityServer(SpecCheckedServer):
     def _split(full_name: str, parts: int, kind: str) -> list[str]:
         names = full_name.split(".")
         if len(names) != parts or not all(names):
-            raise UnityError("INVALID_ARGUMENT", f"Invalid {kind} name: {full_name}")
+            label = "schema full name" if kind == "schema" else "table name"
+            raise UnityError("INVALID_ARGUMENT", f"Invalid {label}: {full_name}")
         return names
 
     @staticmethod
@@ -643,7 +659,8 @@ class UnityServer(SpecCheckedServer):
             name=name,
             comment=body.get("comment"),
             properties=dict(body.get("properties") or {}),
-            created_at=_now_ms(),
+            created_at=(now := _now_ms()),
+            updated_at=now,
             id=catalog_id,
             **_managed_storage(body.get("storage_root"), "catalogs", catalog_id),
         )
@@ -667,7 +684,8 @@ class UnityServer(SpecCheckedServer):
             comment=body.get("comment"),
             properties=dict(body.get("properties") or {}),
             full_name=full_name,
-            created_at=_now_ms(),
+            created_at=(now := _now_ms()),
+            updated_at=now,
             schema_id=schema_id,
             **_managed_storage(body.get("storage_root"), "schemas", schema_id),
         )
@@ -679,9 +697,9 @@ class UnityServer(SpecCheckedServer):
         catalog_name, schema_name = body.get("catalog_name"), body.get("schema_name")
         if not isinstance(catalog_name, str) or not isinstance(schema_name, str):
             raise UnityError("INVALID_ARGUMENT", "catalog_name and schema_name are required")
-        current = self.release != "0.4"
         given_columns = list(body.get("columns") or [])
-        if check_type and current:
+        checks_columns = self.release == "0.6"
+        if check_type and checks_columns:
             for given in given_columns:
                 _check_type_json(given)
         self._require_schema(catalog_name, schema_name)
@@ -692,35 +710,20 @@ class UnityServer(SpecCheckedServer):
         data_source_format = body.get("data_source_format")
         location = body.get("storage_location")
         if check_type:
-            if table_type == "MANAGED":
-                if data_source_format != "DELTA" or not location:
-                    raise UnityError(
-                        "INVALID_ARGUMENT",
-                        "MANAGED table creation needs data_source_format DELTA and the "
-                        "storage_location of its staging table",
-                    )
-            elif table_type == "EXTERNAL":
-                if not location:
-                    raise UnityError(
-                        "INVALID_ARGUMENT", "Storage location is required for external table"
-                    )
-            else:
-                raise UnityError(
-                    "INVALID_ARGUMENT", f"{table_type} table creation is not supported"
-                )
+            self._check_table_type(table_type, data_source_format, location, body, full_name)
         columns = []
         for given in given_columns:
             column = self._blank("ColumnInfo")
             column.update(given)
             if column.get("nullable") is None:
                 column["nullable"] = True
-            if current and isinstance(column.get("type_text"), str):
+            if checks_columns and isinstance(column.get("type_text"), str):
                 column["type_text"] = column["type_text"].lower()
             columns.append(column)
         stored_location = None
-        if location:
-            convert = _normalized_url if check_type and current else _legacy_storage_uri
-            stored_location = convert(location)
+        if location and table_type != "VIEW":
+            normalise = check_type and self.release != "0.3"
+            stored_location = (_normalized_url if normalise else _legacy_storage_uri)(location)
         now = _now_ms()
         table = self._blank("TableInfo")
         table.update(
@@ -737,9 +740,37 @@ class UnityServer(SpecCheckedServer):
             updated_at=now,
             table_id=str(uuid.uuid4()),
             view_definition=body.get("view_definition"),
+            view_dependencies={"dependencies": []} if table_type == "VIEW" else None,
         )
         self.tables[full_name] = table
         return table
+
+    @staticmethod
+    def _check_table_type(
+        table_type: Any, data_source_format: Any, location: Any, body: Mapping[str, Any], name: str
+    ) -> None:
+        """What POST /tables accepts of each table_type (TableRepository.createTable)."""
+        if table_type == "EXTERNAL":
+            if not location:  # Unity 0.6.0 dereferences the missing location
+                raise UnityError("INTERNAL", f"Error creating table: {name}: no storage_location")
+        elif table_type == "MANAGED":
+            if data_source_format != "DELTA":
+                raise UnityError(
+                    "INVALID_ARGUMENT", "Managed table creation is only supported for Delta format."
+                )
+            if not location:
+                raise UnityError(
+                    "INVALID_ARGUMENT",
+                    "MANAGED table creation needs the location of its staging table",
+                )
+        elif table_type == "VIEW":
+            if not body.get("view_definition"):
+                raise UnityError("INVALID_ARGUMENT", "view_definition is required for view")
+        elif table_type in ("STREAMING_TABLE", "MATERIALIZED_VIEW"):
+            spelled = str(table_type).replace("_", " ")
+            raise UnityError("INVALID_ARGUMENT", f"{spelled} creation is not supported yet.")
+        else:
+            raise UnityError("INVALID_ARGUMENT", f"{table_type} creation is not supported here")
 
     def _page(
         self, kind: str, parent: str, items: list[dict[str, Any]], query: Mapping[str, Any]
@@ -923,7 +954,13 @@ class UnityServer(SpecCheckedServer):
 
     def _delete_table(self, call: _Call) -> _Reply:
         full_name = call.path["full_name"]
-        self._find_table(full_name)
+        _, _, name = self._split(full_name, 3, "table")
+        try:
+            self._find_table(full_name)
+        except UnityError as error:  # Unity names only the table when deleting
+            if error.code == "TABLE_NOT_FOUND":
+                raise UnityError(error.code, f"Table not found: {name}") from None
+            raise
         del self.tables[full_name]
         return self._ok_deleted()
 
