@@ -34,7 +34,7 @@ from glue_fixtures import FAKE_AWS_ENV, REGION, fake_glue, moto_glue
 from hive_metastore import hive_metastore
 from iceberg_rest_server import iceberg_catalog
 from lance.namespace import RestAdapter
-from unity_server import unity_catalog
+from unity_real import unity_under_test
 from uvicorn_thread import UvicornThread
 
 import lance_namespace_async as lna
@@ -204,7 +204,7 @@ def running(name: str, tmp: Path) -> Iterator[KitSettings]:
             properties = {"endpoint": catalog.uri, "root": str(data), "retry_backoff_ms": "1"}
             yield KitSettings("iceberg", properties, root=("wh",), many=many)
     elif name == "unity":
-        with unity_catalog() as server:
+        with unity_under_test() as server:  # LANCE_NS_UNITY_URI: a real server
             server.add_catalog("main")
             properties = {"endpoint": server.uri, "root": str(data), "retry_backoff_ms": "1"}
             yield KitSettings("unity", properties, root=("main",), flat=True, many=many)

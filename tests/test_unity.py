@@ -5,8 +5,8 @@ Unity 0.1-0.3 (``"0.3"``), the two ends of what Unity has answered; every test r
 both. It validates every request and
 response against our contract (tests/contracts/unity-catalog.yaml); the official
 ``unitycatalog-client`` SDK, run from its own virtualenv, reads back what our backend created.
-The real Unity Catalog server is not published to the registries this suite may use (see
-tests/unity_server.py).
+With ``LANCE_NS_UNITY_URI`` set, the same tests run against that real Unity Catalog server
+instead (tests/unity_real.py); bearer tokens and injected faults stay with the look-alike.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 import lance
 import pyarrow as pa
 import pytest
+from unity_real import unity_under_test
 from unity_sdk import sdk_python, sdk_read
 from unity_server import UnityServer, unity_catalog
 
@@ -29,7 +30,7 @@ CAT = "main"
 
 @pytest.fixture(params=["0.6", "0.3"])
 def server(request: pytest.FixtureRequest) -> Iterator[UnityServer]:
-    with unity_catalog(release=request.param) as running:
+    with unity_under_test(release=request.param) as running:
         running.add_catalog(CAT)
         yield running
 

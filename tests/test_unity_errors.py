@@ -7,8 +7,8 @@ its own state: ``release="0.6"`` speaks as Unity 0.5 and later do (a missing obj
 ``"0.4.1"`` as Unity 0.4.1 did (404 ``NOT_FOUND``, the same 400 duplicates), ``"0.3"`` as
 Unity 0.1-0.4.0 did (404 ``NOT_FOUND``, 409 ``ALREADY_EXISTS``); all refuse to delete a
 non-empty catalog or schema with 400 ``FAILED_PRECONDITION``. Codes that
-no state produces here are injected with ``fail_next``. The real Unity Catalog server is not
-published to the registries this suite may use (see tests/unity_server.py).
+no state produces here are injected with ``fail_next``. With ``LANCE_NS_UNITY_URI`` set, the
+tests run against that real server (tests/unity_real.py) as the 0.6 line, without injection.
 
 Seed 001 gives the protocol codes: NamespaceNotFound (1), NamespaceAlreadyExists (2),
 NamespaceNotEmpty (3), TableNotFound (4), TableAlreadyExists (5), InvalidInput (13).
@@ -22,7 +22,8 @@ from typing import Any
 
 import httpx
 import pytest
-from unity_server import BASE_PATH, RELEASES, UnityServer, unity_catalog
+from unity_real import unity_under_test
+from unity_server import BASE_PATH, RELEASES, UnityServer
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
@@ -33,7 +34,7 @@ CAT = "main"
 
 @pytest.fixture(params=RELEASES)
 def server(request: pytest.FixtureRequest) -> Iterator[UnityServer]:
-    with unity_catalog(release=request.param) as running:
+    with unity_under_test(release=request.param) as running:
         running.add_catalog(CAT)
         running.add_schema(CAT, "s")
         yield running
