@@ -3,7 +3,7 @@
 It serves the catalogs, schemas and tables calls of our own contract
 (``tests/contracts/unity-catalog.yaml``) under ``/api/2.1/unity-catalog`` and behaves like
 the Unity Catalog OSS server (its ``CatalogRepository``, ``SchemaRepository``,
-``TableRepository``, ``PagedListingHelper`` and ``GlobalExceptionHandler``) of one of two
+``TableRepository``, ``PagedListingHelper`` and ``GlobalExceptionHandler``) of one of three
 release lines, ``release``:
 
 * ``"0.6"`` (the default; Unity 0.5.0 to 0.6.0, the newest): a missing object is 404
@@ -24,7 +24,7 @@ From 0.4.0 on, a ``storage_location`` is normalised like Unity's ``NormalizedURL
 path becomes an absolute ``file:///`` URI, trailing slashes go, ``.``/``..`` segments are
 resolved, only file/s3/gs/abfs/abfss are accepted and a bucket alone is refused.
 
-In both:
+In all three:
 
 * full names are ``catalog.schema`` and ``catalog.schema.table``; names must match
   ``[a-zA-Z0-9_@-]{1,255}`` (Unity's ``ValidationUtils.validateSqlObjectName``);
@@ -43,7 +43,7 @@ In both:
   "google.rpc.ErrorInfo", "reason": ...}]}`` as ``application/json`` with the HTTP status of
   ``ERROR_CODES``; a path or method the contract does not have is answered like Armeria,
   ``text/plain`` ``Status: 404`` / ``Status: 405``;
-* catalogs and schemas carry ``updated_at`` from their creation on, tables
+* catalogs and schemas carry ``updated_at`` from their creation on, tables other than views
   ``view_dependencies: null``; VIEW creation needs a ``view_definition`` and keeps no
   location; creating an EXTERNAL table without a location is a 500 ``INTERNAL`` (Unity
   0.6.0 fails on a null pointer there);
@@ -68,10 +68,12 @@ if any was recorded.
 Why a look-alike: the Unity Catalog OSS server itself is not published to the package
 registries this suite may use (Maven Central serves ``io.unitycatalog:unitycatalog-client``
 and ``unitycatalog-hadoop``, not ``unitycatalog-server``), so its behaviour is taken from its
-source, release by release, and every divergence found is fixed here. The look-alike also
-does what a real server cannot: fault injection (``fail_next``), the error shapes of older
+source, release by release, and was compared request by request with Unity 0.6.0 built from
+that source; every divergence found was fixed here. tests/unity_real.py runs the unity suite
+against a real server when one is given (``LANCE_NS_UNITY_URI``). The look-alike also does
+what a real server cannot: fault injection (``fail_next``), the error shapes of older
 releases, seeding foreign tables of any type (``add_table``), forbidding catalog creation,
-and checking every request we send against the contract.
+bearer tokens, and checking every request we send against the contract.
 """
 
 from __future__ import annotations
@@ -370,7 +372,7 @@ def _managed_storage(storage_root: Any, kind: str, entity_id: str) -> dict[str, 
 
 
 def _legacy_storage_uri(location: str) -> str:
-    """Unity 0.1-0.4's FileOperations.convertRelativePathToURI (see the module docstring)."""
+    """Unity 0.1-0.3's FileOperations.convertRelativePathToURI (see the module docstring)."""
     scheme = urllib.parse.urlsplit(location).scheme.lower()
     if scheme == "file":
         if location.startswith("file:/") and not location.startswith("file:///"):
@@ -399,7 +401,7 @@ def _strip_slashes(path: str) -> str:
 
 
 def _normalized_url(location: str) -> str:
-    """Unity 0.5+'s NormalizedURL.normalize (see the module docstring)."""
+    """Unity 0.4.0+'s NormalizedURL.normalize (see the module docstring)."""
     if not location.strip():
         raise UnityError("INVALID_ARGUMENT", "Path cannot be null or empty")
     if "/" not in location:
