@@ -128,10 +128,10 @@ _UNITY_CODES: dict[str, type[errors.LanceNamespaceError]] = {
 }
 
 
-# Every error_code a Unity release has used for "not there" / "already there". Unity 0.1-0.4
-# sent NOT_FOUND (404) and ALREADY_EXISTS (409); 0.5+ sends CATALOG_/SCHEMA_/TABLE_NOT_FOUND
-# (404) and CATALOG_/SCHEMA_/TABLE_ALREADY_EXISTS with HTTP 400 (kept for backwards
-# compatibility), so the code, not the status, says what happened; RESOURCE_* are Databricks'.
+# Every error_code a Unity release has used for "not there" / "already there": 0.1-0.4.0 sent
+# NOT_FOUND (404) and ALREADY_EXISTS (409); 0.4.1 CATALOG_/SCHEMA_/TABLE_ALREADY_EXISTS with
+# HTTP 400 (kept since for backwards compatibility); 0.5+ also CATALOG_/SCHEMA_/TABLE_NOT_FOUND
+# (404). So the code, not the status, says what happened; RESOURCE_* are Databricks'.
 _NOT_FOUND_CODES = frozenset(
     {
         "NOT_FOUND",
