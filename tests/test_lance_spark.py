@@ -32,7 +32,15 @@ from hive_metastore import Metastore
 from uvicorn_thread import UvicornThread
 
 import lance_namespace_async as lna
-from jvm import JVM_PROJECTS, classpath, free_port, java_executable, java_server, need
+from jvm import (
+    JVM_PROJECTS,
+    classpath,
+    free_port,
+    java_executable,
+    java_server,
+    need,
+    port_open,
+)
 from lance_namespace_async.server import ROUTES, create_app
 
 #: Spark 3.5 on Java 17 needs these (what Spark's own launcher adds: JavaModuleOptions)
@@ -187,7 +195,7 @@ def spark_sql(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSql]:
         classpath_entries=jars,
         workdir=workdir,
         port=port,
-        ready=lambda: _listening(port),
+        ready=lambda: port_open(port),
         args=[str(port), *(f"{k}={v}" for k, v in conf.items())],
         jvm_options=SPARK_JAVA17_OPTIONS,
         env={"SPARK_LOCAL_IP": "127.0.0.1"},
@@ -201,12 +209,6 @@ def spark_sql(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSql]:
             yield client
         finally:
             client.close()
-
-
-def _listening(port: int) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-        return True
-    return False
 
 
 def use_catalog(spark_sql: SparkSql, catalog: str, adapter: Adapter) -> None:
