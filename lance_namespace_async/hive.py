@@ -12,7 +12,9 @@ broken connection is dropped and reopened; reads are retried on it up to
 ``max_retries`` times, writes only when the request cannot have reached the
 metastore (the connection failed to open). The thrift client is the one
 pymetastore ships (generated from Hive's IDL, maintained on PyPI), rather than
-a copy generated here.
+a copy generated here. Only calls that Hive 2.3 through 4 all answer are used:
+Hive 4 dropped ``get_table`` and ``get_table_objects_by_name`` for their
+``*_req`` forms, which 2.3 already has.
 """
 
 from __future__ import annotations
