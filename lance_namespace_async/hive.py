@@ -12,7 +12,9 @@ broken connection is dropped and reopened; reads are retried on it up to
 ``max_retries`` times, writes only when the request cannot have reached the
 metastore (the connection failed to open). The thrift client is the one
 pymetastore ships (generated from Hive's IDL, maintained on PyPI), rather than
-a copy generated here.
+a copy generated here. Only calls that Hive 2.3 through 4 all answer are used:
+Hive 4 dropped ``get_table`` and ``get_table_objects_by_name`` for their
+``*_req`` forms, which 2.3 already has.
 """
 
 from __future__ import annotations
@@ -88,6 +90,10 @@ _HMS_PARAMETERS = frozenset(
         "numRows",
         "rawDataSize",
         "totalSize",
+        # Hive 4: its stats, and what it adds to a managed table it made external
+        "numFilesErasureCoded",
+        "TRANSLATED_TO_EXTERNAL",
+        "external.table.purge",
     }
 )
 
@@ -184,6 +190,17 @@ class _Pool:
     def close(self) -> None:
         self.closed = True
         self._drain()
+
+
+def _get_table(client: Any, database: str, name: str) -> Any:
+    """One table. ``get_table_req``: Hive 4 removed ``get_table`` (2.3 has both)."""
+    return client.get_table_req(hive.GetTableRequest(dbName=database, tblName=name)).table
+
+
+def _get_tables(client: Any, database: str, names: list[str]) -> list[Any]:
+    """Tables by name. ``get_table_objects_by_name_req``: Hive 4 removed the plain call."""
+    request = hive.GetTablesRequest(dbName=database, tblNames=names)
+    return list(client.get_table_objects_by_name_req(request).tables or [])
 
 
 def _is_lance(table: Any) -> bool:
@@ -357,9 +374,7 @@ class HiveNamespace(AsyncLanceNamespace):
         if names and not cascade:
             raise errors.NamespaceNotEmptyError(f"{what}: holds {len(names)} table(s)")
         if names:
-            tables = await self._hms(
-                what, lambda c: list(c.get_table_objects_by_name(name, names)), idempotent=True
-            )
+            tables = await self._hms(what, lambda c: _get_tables(c, name, names), idempotent=True)
             foreign = [t.tableName for t in tables if not _is_lance(t)]
             if foreign:
                 raise errors.NamespaceNotEmptyError(
@@ -374,7 +389,7 @@ class HiveNamespace(AsyncLanceNamespace):
     async def _get_table(self, database: str, name: str, what: str) -> Any:
         return await self._hms(
             what,
-            lambda c: c.get_table(database, name),
+            lambda c: _get_table(c, database, name),
             idempotent=True,
             not_found=errors.TableNotFoundError,
         )
@@ -449,7 +464,7 @@ class HiveNamespace(AsyncLanceNamespace):
             if all_names:
                 tables = await self._hms(
                     what,
-                    lambda c: list(c.get_table_objects_by_name(database, all_names)),
+                    lambda c: _get_tables(c, database, all_names),
                     idempotent=True,
                 )
                 names = [t.tableName for t in tables if _is_lance(t)]

@@ -1,17 +1,20 @@
-"""Shared fixtures: real directory catalogs on real temporary folders."""
+"""Shared fixtures: real directory catalogs on real temporary folders, real Hive Metastores."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import warnings
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from hive_metastore import Metastore, MetastoreError, hive_metastore
 
 import lance_namespace_async as lna
+from jvm import need
 from lance_namespace_async.directory import DirectoryNamespace
 
 
@@ -118,3 +121,38 @@ def secrets_never_logged() -> Iterator[SecretScanner]:
     yield SECRET_SCANNER
     _attach_to_non_propagating_loggers()
     assert not SECRET_SCANNER.leaks, "secrets in the logs:\n" + "\n".join(SECRET_SCANNER.leaks)
+
+
+# -- real Hive Metastores, each started once per session (tests/hive_metastore.py) --------------
+
+
+@pytest.fixture(scope="session")
+def hive_metastores(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Callable[[str], Metastore]]:
+    """``get(version)``: the session's Hive Metastore ``version`` ("2.3" or "4").
+
+    Started on first use and stopped at the end of the session, so the hive suite, the
+    conformance kit and the Spark tests share one JVM per release. Without Java (or Maven,
+    for Hive 4) the asking test skips with an install hint, and fails with ``CI=true``; a
+    metastore that failed to start fails every test that asks for it, without a retry.
+    """
+    running: dict[str, Metastore] = {}
+    failed: dict[str, BaseException] = {}
+    with contextlib.ExitStack() as stack:
+
+        def get(version: str) -> Metastore:
+            if version in failed:
+                raise failed[version]
+            if version not in running:
+                workdir = tmp_path_factory.mktemp(f"hms-{version}")
+                try:
+                    running[version] = need(
+                        lambda: stack.enter_context(hive_metastore(workdir, version=version))
+                    )
+                except MetastoreError as exc:
+                    failed[version] = exc
+                    raise
+            return running[version]
+
+        yield get

@@ -1,17 +1,26 @@
-"""A real Hive Metastore for the hive backend's tests, and a TCP proxy to break its links.
+"""Real Hive Metastores for the hive backend's tests, and a TCP proxy to break their links.
 
-``hive_metastore(workdir)`` runs Apache Hive's own metastore server
-(``org.apache.hadoop.hive.metastore.HiveMetaStore``, Hive 2.3.10) from the jars that the
-``pyspark`` wheel ships (``<pyspark>/jars``: hive-metastore, Derby, DataNucleus, HikariCP,
-libthrift, Hadoop's client), on an embedded Derby database, with everything it writes
-under ``workdir``:
+``hive_metastore(workdir, version=...)`` runs Apache Hive's own metastore server
+(``org.apache.hadoop.hive.metastore.HiveMetaStore``) on an embedded Derby database, in
+one of two releases (:data:`HIVE_VERSIONS`):
+
+``"2.3"``  Hive 2.3.10, from the jars the ``pyspark`` wheel ships (``<pyspark>/jars``:
+           hive-metastore, Derby, DataNucleus, HikariCP, libthrift, Hadoop's client).
+``"4"``    Hive 4 (``org.apache.hive:hive-standalone-metastore-server``, see
+           ``jvm/hive4/pom.xml``), its classpath resolved by Maven through
+           ``tests/jvm.py``; the schema is created by DataNucleus on start
+           (``datanucleus.schema.autoCreateAll``, ``metastore.schema.verification=false``).
+
+Everything it writes is under ``workdir``:
 
 ==========================  ==========================================================
-``workdir/conf``            ``hive-site.xml`` (first on the classpath)
+``workdir/conf``            ``hive-site.xml`` / ``metastore-site.xml`` (first on the
+                            classpath), and Hive 4's ``metastore-log4j2.properties``
 ``workdir/metastore_db``    the Derby database (schema created on start)
-``workdir/warehouse``       ``hive.metastore.warehouse.dir`` (``<db>.db`` folders)
+``workdir/warehouse``       the warehouse (``<db>.db`` folders); Hive 4's external one
+``workdir/managed``         Hive 4's managed warehouse (ACID tables; unused here)
 ``workdir/logs/hive.log``   Hive's log (:attr:`Metastore.log`)
-``workdir/logs/jvm.out``    the JVM's stdout and stderr (:attr:`Metastore.console`)
+``workdir/jvm.out``         the JVM's stdout and stderr (:attr:`Metastore.console`)
 ``workdir/logs/derby.log``  Derby's log (``derby.stream.error.file``)
 ``workdir/tmp``             ``java.io.tmpdir``, and every Hive scratch/resource dir
 ==========================  ==========================================================
@@ -19,55 +28,60 @@ under ``workdir``:
 Where the logs go (measured: after a run nothing new appears in ``/tmp`` or
 ``/tmp/$USER``):
 
-* Hive's ``hive-log4j2.properties`` (in hive-common) writes to
+* Hive 2.3's ``hive-log4j2.properties`` (in hive-common) writes to
   ``${sys:hive.log.dir}/${sys:hive.log.file}`` and defaults ``hive.log.dir`` to
   ``${sys:java.io.tmpdir}/${sys:user.name}``: the JVM gets ``-Dhive.log.dir`` *and*
-  ``-Djava.io.tmpdir`` pointing under ``workdir``.
+  ``-Djava.io.tmpdir`` pointing under ``workdir``. Hive 4's standalone jars ship no
+  log4j2 configuration at all (only its tarball does): ``conf`` gets one that writes
+  ``logs/hive.log``, named by ``-Dlog4j.configurationFile``.
 * Derby writes ``derby.log`` into the working directory unless told otherwise: the JVM
   gets ``-Dderby.stream.error.file`` and runs with ``cwd=workdir``.
 * The HiveConf scratch and resource directories (``hive.exec.scratchdir``,
   ``hive.exec.local.scratchdir``, ``hive.downloaded.resources.dir``,
-  ``hive.querylog.location``) are set under ``workdir/tmp`` in ``hive-site.xml``.
-* ``-Dlog4j2.contextSelector=...ClassLoaderContextSelector`` is required: pyspark's jars
-  select log4j2's async context selector, whose LMAX disruptor dependency is not shipped,
-  and the JVM dies at its first log line without this override.
+  ``hive.querylog.location``) are set under ``workdir/tmp``.
+* ``-Dlog4j2.contextSelector=...ClassLoaderContextSelector`` is required for 2.3:
+  pyspark's jars select log4j2's async context selector, whose LMAX disruptor dependency
+  is not shipped, and the JVM dies at its first log line without this override.
 
 Binding: Hive 2.3.10 has no bind-host setting (``HiveMetaStore.startMetaStore`` calls
-``HiveAuthUtils.getServerSocket(null, port)``, i.e. the wildcard address;
-``hive.metastore.thrift.bind.host`` only exists from Hive 3). The server therefore
-listens on every interface of the machine at a free port, and clients use
-``thrift://127.0.0.1:PORT``.
+``HiveAuthUtils.getServerSocket(null, port)``, i.e. the wildcard address); it listens on
+every interface at a free port. Hive 4 gets ``metastore.thrift.bind.host=127.0.0.1``.
+Clients use ``thrift://127.0.0.1:PORT`` in both cases.
 
-No orphans: the JVM is started without a shell (``setpriv`` execs it, so the PID is the
-JVM's) in a session of its own, with ``PR_SET_PDEATHSIG=SIGKILL`` so that it dies with
-the test process even when that one is killed with SIGKILL (``setpriv --pdeathsig`` from
-util-linux, else ``prctl`` in a ``preexec_fn``). On exit of the context manager it is sent
-SIGTERM (the metastore's shutdown hook runs), then SIGKILL after a grace period, and
-reaped.
+The JVM is started by ``tests/jvm.py``'s one launcher (no shell, a session of its own,
+``PR_SET_PDEATHSIG`` so it dies with the test process, SIGTERM then SIGKILL at exit).
 
-Nothing here skips: a missing ``java`` or ``pyspark`` raises :class:`MetastoreError`,
-so CI fails loudly instead of silently not testing the backend.
+Missing prerequisites (no Java 17+, no Maven for Hive 4, no pyspark for 2.3) raise
+:class:`jvm.JvmUnavailable`: fixtures pass the start through ``jvm.need``, so outside
+CI the tests skip with an install hint and with ``CI=true`` they fail. A metastore that
+starts and dies raises :class:`MetastoreError` (a failure everywhere, never a skip).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import importlib.util
 import os
 import selectors
-import shutil
-import signal
 import socket
 import subprocess
 import threading
-import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from jvm import (
+    JvmUnavailable,
+    classpath,
+    free_port,
+    java_executable,
+    java_server,
+    port_open,
+)
+
 __all__ = [
+    "HIVE_VERSIONS",
     "Metastore",
     "MetastoreError",
     "TcpProxy",
@@ -78,19 +92,22 @@ __all__ = [
 ]
 
 MAIN_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStore"
-STARTUP_TIMEOUT = 90.0
-STOP_GRACE = 10.0
-_PR_SET_PDEATHSIG = 1
+#: the releases the suite runs: Hive 2.3 (pyspark's jars) and Hive 4 (jvm/hive4)
+HIVE_VERSIONS = ("2.3", "4")
+#: measured on a loaded 2-core machine: 2.3 starts in ~10 s, 4 in ~25 s (schema creation)
+STARTUP_TIMEOUT = 180.0
+_LOG4J_CONTEXT = "org.apache.logging.log4j.core.selector.ClassLoaderContextSelector"
 
 
 class MetastoreError(RuntimeError):
-    """The metastore could not be started (or its prerequisites are missing)."""
+    """The metastore started and then failed (its log's tail is in the message)."""
 
 
 @dataclass
 class Metastore:
     """A running metastore: connect to :attr:`uri`."""
 
+    version: str
     uri: str
     port: int
     warehouse: Path
@@ -109,43 +126,43 @@ class Metastore:
         return _tail(self.console, lines) + "\n" + _tail(self.log, lines)
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def pyspark_jars() -> Path:
     """``<pyspark>/jars``, found without importing pyspark (which starts nothing but is slow)."""
     spec = importlib.util.find_spec("pyspark")
     if spec is None or not spec.submodule_search_locations:
-        raise MetastoreError(
-            "pyspark is not installed: the hive tests run Hive's metastore from the jars "
-            "the pyspark wheel ships (pip install 'pyspark==4.0.1')"
+        raise JvmUnavailable(
+            "pyspark is not installed: Hive 2.3's metastore runs from the jars the pyspark "
+            "wheel ships (pip install -e '.[dev]')"
         )
     jars = Path(next(iter(spec.submodule_search_locations))) / "jars"
     if not any(jars.glob("hive-metastore-*.jar")):
-        raise MetastoreError(f"no hive-metastore jar in {jars}: is this a full pyspark wheel?")
+        raise JvmUnavailable(f"no hive-metastore jar in {jars}: is this a full pyspark wheel?")
     return jars
 
 
-def java_executable() -> str:
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home and os.access(Path(java_home) / "bin" / "java", os.X_OK):
-        return str(Path(java_home) / "bin" / "java")
-    found = shutil.which("java")
-    if found is None:
-        raise MetastoreError("no java on PATH (and JAVA_HOME unset): the Hive metastore needs 17")
-    return found
-
-
-def _site_xml(properties: dict[str, str]) -> str:
+def _site_xml(properties: Mapping[str, str]) -> str:
     entries = "\n".join(
         f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>"
         for k, v in properties.items()
     )
     return f'<?xml version="1.0"?>\n<configuration>\n{entries}\n</configuration>\n'
+
+
+def _log4j2_properties(log: Path) -> str:
+    """Hive 4's log: INFO and up to ``log`` (its standalone jars configure nothing)."""
+    return "\n".join(
+        [
+            "status = WARN",
+            "appender.file.type = File",
+            "appender.file.name = file",
+            f"appender.file.fileName = {log}",
+            "appender.file.layout.type = PatternLayout",
+            "appender.file.layout.pattern = %d{ISO8601} %5p [%t] %c{2}: %m%n",
+            "rootLogger.level = INFO",
+            "rootLogger.appenderRef.file.ref = file",
+            "",
+        ]
+    )
 
 
 def _tail(path: Path, lines: int) -> str:
@@ -173,170 +190,122 @@ def metastore_databases(host: str, port: int, timeout_ms: int = 5000) -> list[st
         transport.close()
 
 
-def _die_with_parent() -> tuple[list[str], Callable[[], None] | None]:
-    """How to SIGKILL the JVM when the test process dies: ``PR_SET_PDEATHSIG`` (Linux).
-
-    util-linux's ``setpriv --pdeathsig KILL`` sets it and execs java (same PID, no
-    ``preexec_fn`` and its fork-with-threads caveats); without setpriv, a ``preexec_fn``
-    calls ``prctl`` itself (looked up beforehand, so nothing else runs in the child).
-    Elsewhere there is no such guard and only the context manager stops the JVM.
-    """
-    setpriv = shutil.which("setpriv")
-    if setpriv is not None:
-        return [setpriv, "--pdeathsig", "KILL"], None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return [], None
-
-    def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-    return [], preexec
+def _answers(port: int) -> bool:
+    """Listening (checked first: thrift logs every refused connection) and serving."""
+    return port_open(port) and metastore_databases("127.0.0.1", port) == ["default"]
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM, then SIGKILL after a grace period; always reaped (no zombie, no orphan)."""
-    if process.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        process.terminate()
-    try:
-        process.wait(STOP_GRACE)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        process.wait(STOP_GRACE)
+def _settings(version: str, workdir: Path) -> dict[str, str]:
+    """The site properties of ``version``, everything under ``workdir``."""
+    tmp, warehouse = workdir / "tmp", workdir / "warehouse"
+    common = {
+        "javax.jdo.option.ConnectionURL": (
+            f"jdbc:derby:;databaseName={workdir / 'metastore_db'};create=true"
+        ),
+        "javax.jdo.option.ConnectionDriverName": "org.apache.derby.jdbc.EmbeddedDriver",
+        "datanucleus.schema.autoCreateAll": "true",
+        "datanucleus.connectionPoolingType": "HikariCP",
+        "hive.exec.scratchdir": str(tmp / "scratch"),
+        "hive.exec.local.scratchdir": str(tmp / "local-scratch"),
+        "hive.downloaded.resources.dir": str(tmp / "resources"),
+        "hive.querylog.location": str(tmp / "querylog"),
+        "hive.server2.logging.operation.log.location": str(tmp / "operation-logs"),
+        "fs.defaultFS": "file:///",
+    }
+    if version == "2.3":
+        return {
+            **common,
+            "hive.metastore.schema.verification": "false",
+            "hive.metastore.warehouse.dir": str(warehouse),
+        }
+    return {
+        **common,
+        "metastore.schema.verification": "false",
+        # Hive 3+ splits the warehouse: databases (and so external tables such as Lance's)
+        # go under the external one; Hive 4 refuses an external table inside the managed one
+        "metastore.warehouse.dir": str(workdir / "managed"),
+        "metastore.warehouse.external.dir": str(warehouse),
+        "metastore.thrift.bind.host": "127.0.0.1",
+    }
 
 
-def _launch(workdir: Path, port: int, jars: Path, java: str) -> subprocess.Popen[bytes]:
-    conf, logs, tmp = workdir / "conf", workdir / "logs", workdir / "tmp"
-    wrapper, preexec = _die_with_parent()
-    command = [
-        *wrapper,
-        java,
-        "-Xmx512m",
-        "-XX:+UseSerialGC",
-        "-XX:TieredStopAtLevel=1",  # C1 only: a faster start for a short-lived server
-        "-XX:-UsePerfData",  # else the JVM writes /tmp/hsperfdata_$USER/<pid>
-        "-cp",
-        f"{conf}{os.pathsep}{jars}/*",
-        "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.ClassLoaderContextSelector",
-        f"-Dhive.log.dir={logs}",
-        "-Dhive.log.file=hive.log",
-        f"-Djava.io.tmpdir={tmp}",
-        f"-Dderby.stream.error.file={logs / 'derby.log'}",
-        f"-Dderby.system.home={workdir}",
-        "-Djava.net.preferIPv4Stack=true",
-        MAIN_CLASS,
-        "-p",
-        str(port),
-    ]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HIVE_", "HADOOP_"))}
-    env["HADOOP_USER_NAME"] = env.get("USER", "hive")
-    console = (logs / "jvm.out").open("ab")
-    try:
-        return subprocess.Popen(
-            command,
-            cwd=workdir,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=console,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=preexec,
-        )
-    finally:
-        console.close()
-
-
-def _wait_ready(process: subprocess.Popen[bytes], port: int, deadline: float) -> None:
-    last: BaseException | None = None
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise MetastoreError(f"the metastore JVM exited with status {process.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                pass
-            if metastore_databases("127.0.0.1", port) == ["default"]:
-                return
-        except Exception as exc:  # not up yet: refused, reset, or timed out
-            last = exc
-        time.sleep(0.25)
-    raise MetastoreError(f"the metastore did not answer within the timeout (last: {last!r})")
+def _classpath(version: str, conf: Path) -> list[str]:
+    if version == "2.3":
+        return [str(conf), f"{pyspark_jars()}/*"]
+    return [str(conf), *classpath("hive4").split(os.pathsep)]
 
 
 @contextlib.contextmanager
 def hive_metastore(
     workdir: Path,
     *,
+    version: str = "2.3",
     timeout: float = STARTUP_TIMEOUT,
     site: Mapping[str, str] | None = None,
 ) -> Iterator[Metastore]:
-    """Run a Hive Metastore with its state under ``workdir``; stop it (by PID) at exit.
+    """Run a Hive Metastore ``version`` with its state under ``workdir``; stop it at exit.
 
-    ``site`` adds or overrides ``hive-site.xml`` properties.
+    ``site`` adds or overrides site properties.
     """
-    jars, java = pyspark_jars(), java_executable()
+    if version not in HIVE_VERSIONS:
+        raise ValueError(f"version must be one of {HIVE_VERSIONS}, not {version!r}")
     workdir = workdir.resolve()
+    conf, logs = workdir / "conf", workdir / "logs"
     for sub in ("conf", "logs", "tmp", "warehouse"):
         (workdir / sub).mkdir(parents=True, exist_ok=True)
-    tmp, warehouse = workdir / "tmp", workdir / "warehouse"
-    (workdir / "conf" / "hive-site.xml").write_text(
-        _site_xml(
-            {
-                "javax.jdo.option.ConnectionURL": (
-                    f"jdbc:derby:;databaseName={workdir / 'metastore_db'};create=true"
-                ),
-                "javax.jdo.option.ConnectionDriverName": "org.apache.derby.jdbc.EmbeddedDriver",
-                "datanucleus.schema.autoCreateAll": "true",
-                "hive.metastore.schema.verification": "false",
-                "datanucleus.connectionPoolingType": "HikariCP",
-                "hive.metastore.warehouse.dir": str(warehouse),
-                "hive.exec.scratchdir": str(tmp / "scratch"),
-                "hive.exec.local.scratchdir": str(tmp / "local-scratch"),
-                "hive.downloaded.resources.dir": str(tmp / "resources"),
-                "hive.querylog.location": str(tmp / "querylog"),
-                "hive.server2.logging.operation.log.location": str(tmp / "operation-logs"),
-                "fs.defaultFS": "file:///",
-                **(site or {}),
-            }
-        )
-    )
+    java = java_executable()  # JvmUnavailable: skip outside CI
+    entries = _classpath(version, conf)
+    site_file = "hive-site.xml" if version == "2.3" else "metastore-site.xml"
+    (conf / site_file).write_text(_site_xml({**_settings(version, workdir), **(site or {})}))
+    options = [
+        f"-Dlog4j2.contextSelector={_LOG4J_CONTEXT}",
+        f"-Dhive.log.dir={logs}",
+        "-Dhive.log.file=hive.log",
+        f"-Dderby.stream.error.file={logs / 'derby.log'}",
+        f"-Dderby.system.home={workdir}",
+    ]
+    if version != "2.3":
+        log4j = conf / "metastore-log4j2.properties"
+        log4j.write_text(_log4j2_properties(logs / "hive.log"))
+        options.append(f"-Dlog4j.configurationFile={log4j}")
     for attempt in range(3):  # the free port may be taken before the JVM binds it
         port = free_port()
-        started = time.monotonic()
-        process = _launch(workdir, port, jars, java)
+        running = java_server(
+            f"Hive Metastore {version}",
+            main_class=MAIN_CLASS,
+            classpath_entries=entries,
+            workdir=workdir,
+            port=port,
+            ready=lambda port=port: _answers(port),
+            args=["-p", str(port)],
+            jvm_options=options,
+            env={"HADOOP_USER_NAME": os.environ.get("USER", "hive")},
+            drop_env=("HIVE_", "HADOOP_"),
+            java=java,
+            startup_timeout=timeout,
+        )
+        stack = contextlib.ExitStack()
         try:
-            _wait_ready(process, port, started + timeout)
-        except BaseException as exc:
-            _stop(process)
-            tail = (
-                _tail(workdir / "logs" / "jvm.out", 60)
-                + "\n"
-                + _tail(workdir / "logs" / "hive.log", 60)
-            )
-            if isinstance(exc, MetastoreError) and "Address already in use" in tail and attempt < 2:
+            server = stack.enter_context(running)
+        except (JvmUnavailable, RuntimeError) as exc:  # it started, then died or hung
+            tail = _tail(workdir / "jvm.out", 60) + "\n" + _tail(logs / "hive.log", 60)
+            if "Address already in use" in tail and attempt < 2:
                 continue
-            if isinstance(exc, MetastoreError):
-                raise MetastoreError(f"{exc}\n{tail}") from None
-            raise
+            raise MetastoreError(f"{exc}\n{tail}") from None
         break
-    metastore = Metastore(
-        uri=f"thrift://127.0.0.1:{port}",
-        port=port,
-        warehouse=warehouse,
-        log=workdir / "logs" / "hive.log",
-        console=workdir / "logs" / "jvm.out",
-        workdir=workdir,
-        pid=process.pid,
-        startup_seconds=time.monotonic() - started,
-        process=process,
-    )
-    try:
-        yield metastore
-    finally:
-        _stop(process)
+    with stack:
+        yield Metastore(
+            version=version,
+            uri=f"thrift://127.0.0.1:{port}",
+            port=port,
+            warehouse=workdir / "warehouse",
+            log=logs / "hive.log",
+            console=server.console,
+            workdir=workdir,
+            pid=server.process.pid,
+            startup_seconds=server.startup_seconds,
+            process=server.process,
+        )
 
 
 # -- a TCP proxy whose connections can be cut -------------------------------------------------

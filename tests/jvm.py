@@ -265,13 +265,16 @@ def java_server(
     args: Sequence[str] = (),
     jvm_options: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
+    drop_env: Sequence[str] = (),
     java: str | None = None,
     startup_timeout: float = 180.0,
 ) -> Iterator[JavaServer]:
     """Run ``main_class`` until the ``with`` block ends; ``ready()`` says it is serving.
 
     The JVM's stdout/stderr go to ``workdir/jvm.out``; ``java.io.tmpdir`` is
-    ``workdir/tmp`` so the server leaves nothing elsewhere.
+    ``workdir/tmp`` so the server leaves nothing elsewhere. Inherited environment
+    variables starting with a prefix in ``drop_env`` are left out (``HIVE_CONF_DIR``
+    and the like would point the server at the machine's own configuration).
     """
     workdir.mkdir(parents=True, exist_ok=True)
     tmp = workdir / "tmp"
@@ -293,7 +296,7 @@ def java_server(
         main_class,
         *args,
     ]
-    full_env = dict(os.environ)
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(tuple(drop_env))}
     full_env.update(env or {})
     started = time.monotonic()
     with console.open("ab") as out:
