@@ -151,16 +151,6 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     # -- parser callbacks -------------------------------------------------------------------
 
-    def on_message_begin(self) -> None:
-        super().on_message_begin()
-        self._head_fields = 0
-
-    def on_url(self, url: bytes) -> None:
-        super().on_url(url)
-        if len(self.url) > self.limits.max_header_bytes:
-            self._too_large = f"request line longer than {self.limits.max_header_bytes} bytes"
-            raise _HeadTooLarge
-
     def on_header(self, name: bytes, value: bytes) -> None:
         self._head_fields += 1
         if self._head_fields > self.limits.max_header_fields:
@@ -185,6 +175,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def on_message_complete(self) -> None:
         self._in_head = True
         self._head_bytes = 0
+        self._head_fields = 0
         self._body_deadline = None
         super().on_message_complete()
 

@@ -366,12 +366,14 @@ def _is_json_media_type(content_type: str) -> bool:
     return bool(_JSON_MEDIA_TYPE.fullmatch(content_type.split(";", 1)[0].strip()))
 
 
-#: a URI (``file:///srv/root/t.lance``, ``s3://bucket/key``) or an absolute path of two
-#: segments or more (``/srv/root/x``), not preceded by a word character or a dot, so
-#: relative names (``a/b``, ``../x``) and single segments (``/v1``) stay
+#: a URI (``file:///srv/root/t.lance``, ``s3://bucket/key``), an absolute path of two
+#: segments or more (``/srv/root/x``) or a relative one of three or more (pylance's
+#: object-store spelling, ``srv/root/x``), not preceded by a word character, a dot or a
+#: slash, so identifiers and names (``a/b``, ``a$b``) and single segments (``/v1``) stay
 _SERVER_PATH = re.compile(
     r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"`<>()\[\]{},;]+"
     r"|(?<![\w.~/])/[^\s/'\"`<>()\[\]{},;:]+(?:/[^\s/'\"`<>()\[\]{},;:]*)+"
+    r"|(?<![\w.~/:])[\w.$@%+=-]+(?:/[\w.$@%+=-]+){2,}/?"
 )
 
 

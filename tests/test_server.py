@@ -600,6 +600,71 @@ def test_unexpected_errors_are_generic_500s(
     expect_error(api.get("/v1/namespace/a/list"), 406, 0)  # not overridden: Unsupported
 
 
+class _PathLeaking(AsyncLanceNamespace):
+    """Typed errors whose messages hold server paths, as pylance's text does."""
+
+    impl_name = "path-leaking"
+
+    async def _describe_table(self, request: Any) -> Any:
+        raise errors.TableNotFoundError(
+            "Dataset at path srv/data/root/0a1b_t was not found: "
+            "LanceError(IO): /srv/data/root/0a1b_t/_versions, file:///srv/data/root/0a1b_t"
+        )
+
+    async def _namespace_exists(self, request: Any) -> Any:
+        raise errors.InternalError("LanceError(IO): /srv/data/root/__manifest: bytes 8f00ff")
+
+
+def test_backend_errors_do_not_show_server_paths(
+    launch: Callable[..., Served], spec: SpecValidator, caplog: pytest.LogCaptureFixture
+) -> None:
+    api = _client(launch(_PathLeaking(None)), spec.check)  # type: ignore[arg-type]
+    with caplog.at_level(logging.ERROR, logger="lance_namespace_async.server"):
+        missing = expect_error(api.post("/v1/table/a$t/describe", json={}), 404, 4)
+        internal = expect_error(api.post("/v1/namespace/a/exists", json={}), 500, 18)
+    assert missing["error"] == (
+        "Dataset at path <path> was not found: LanceError(IO): <path>, <path>"
+    )
+    assert internal["error"] == "internal server error"
+    assert "bytes" not in str(internal)
+    # the operator still learns what happened
+    assert "/srv/data/root/__manifest" in "\n".join(r.getMessage() for r in caplog.records)
+
+
+def test_a_broken_table_is_a_generic_500(api: httpx.Client, root: Path) -> None:
+    """pylance's own failure on a corrupt manifest: no server path, no file bytes."""
+    ok(api.post("/v1/namespace/a/create", json={}))
+    location = ok(api.post("/v1/table/a$t/declare", json={}))["location"]
+    lance.write_dataset(pa.table({"x": [1]}), location)
+    for manifest in Path(location.removeprefix("file://"), "_versions").iterdir():
+        manifest.write_bytes(b"FILE-BYTES-" * 10)
+    for response in (
+        api.post("/v1/table/a$t/describe", params={"load_detailed_metadata": "true"}, json={}),
+        api.post("/v1/table/a$t/version/list", json={}),
+        api.post("/v1/table/a$t/restore", json={"version": 1}),
+    ):
+        body = expect_error(response, 500, 18)
+        assert body["error"] == "internal server error"
+        assert str(root) not in response.text
+        assert "FILE-BYTES" not in response.text
+
+
+def test_table_versions_name_manifests_relative_to_the_table(api: httpx.Client, root: Path) -> None:
+    ok(api.post("/v1/namespace/a/create", json={}))
+    location = ok(api.post("/v1/table/a$t/declare", json={}))["location"]
+    lance.write_dataset(pa.table({"x": [1]}), location)
+    lance.write_dataset(pa.table({"x": [2]}), location, mode="append")
+    versions = ok(api.post("/v1/table/a$t/version/list", json={}))["versions"]
+    assert [v["version"] for v in versions] == [1, 2]
+    table_dir = Path(location.removeprefix("file://"))
+    for version in versions:
+        path = version["manifest_path"]
+        assert path.startswith("_versions/")
+        assert path.endswith(".manifest")
+        assert (table_dir / path).is_file()
+        assert str(root).strip("/") not in path
+
+
 # -- bearer token ----------------------------------------------------------------------------
 
 
