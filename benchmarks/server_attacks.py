@@ -5,9 +5,11 @@
     .venv/bin/python benchmarks/server_attacks.py --serve-arg=--header-timeout=2
 
 The server is the real ``lance-ns serve --impl dir`` process over a one-table catalog on
-127.0.0.1 (extra ``--serve-arg``s are passed on). Each attack runs for at most ``--seconds``
-while a probe process (its own interpreter, so it shares neither loop nor GIL with the
-attackers) sends DescribeTable on a keep-alive connection every 20 ms. For each attack it
+127.0.0.1 (extra ``--serve-arg``s are passed on), or with ``--server pylance`` pylance's
+Rust ``RestAdapter`` over the same catalog (the attacks concern any REST server). Each
+attack runs for at most ``--seconds`` while a probe process (its own interpreter, so it
+shares neither loop nor GIL with the attackers) sends DescribeTable on a keep-alive
+connection every 20 ms. For each attack it
 reports the server's RSS (before, peak, after), the server's CPU seconds during the attack,
 how long the server took to close (or answer) the attacking connections, and the probe's
 latency (p50 / p99 / max) and errors. Writes benchmarks/results/server_attacks.md
@@ -317,7 +319,22 @@ def make_catalog(root: Path) -> None:
 
 
 class Server:
-    def __init__(self, root: Path, extra: list[str]) -> None:
+    def __init__(self, root: Path, extra: list[str], kind: str = "ours") -> None:
+        if kind == "pylance":
+            # any REST server can be attacked: pylance's Rust RestAdapter, for comparison
+            self.process = subprocess.Popen(
+                [sys.executable, str(HERE / "_serve.py"), "--impl", "pylance", f"--root={root}"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+            assert self.process.stdout is not None
+            line = self.process.stdout.readline().split()
+            if line[:1] != ["PORT"]:
+                raise RuntimeError(f"pylance RestAdapter did not start: {line}")
+            self.port = int(line[1])
+            return
         self.port = free_port()
         script = Path(sys.executable).parent / "lance-ns"
         self.process = subprocess.Popen(
@@ -487,13 +504,13 @@ async def main_async(args: argparse.Namespace) -> None:
     try:
         make_catalog(work / "root")
         rows: list[Row] = []
-        server = Server(work / "root", args.serve_arg)
+        server = Server(work / "root", args.serve_arg, args.server)
         try:
             rows.append(await baseline(server, 3.0))
             for name in names:
                 print(f"[{datetime.datetime.now():%H:%M:%S}] {name} ...", flush=True)
                 if server.process.poll() is not None:
-                    server = Server(work / "root", args.serve_arg)
+                    server = Server(work / "root", args.serve_arg, args.server)
                 rows.append(await run_attack(name, server, args.seconds))
         finally:
             server.stop()
@@ -511,6 +528,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=15.0, help="per attack (default 15)")
     parser.add_argument("--serve-arg", action="append", default=[], help="passed to serve")
     parser.add_argument("--label", default="this tree")
+    parser.add_argument(
+        "--server",
+        choices=["ours", "pylance"],
+        default="ours",
+        help="lance-ns serve (default) or pylance's RestAdapter, over the same catalog",
+    )
     parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--probe", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--interval", type=float, default=0.02, help=argparse.SUPPRESS)

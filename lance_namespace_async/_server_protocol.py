@@ -49,10 +49,10 @@ logger = logging.getLogger("lance_namespace_async.server")
 
 _CODE_13 = errors.ErrorCode.INVALID_INPUT
 
-#: after a refusal the server stops sending (FIN) but keeps reading, and discarding, for
-#: this long or this much, so the client reads the answer instead of a reset (a close with
-#: unread bytes makes the kernel reset the connection, and the client loses the answer)
-LINGER_SECONDS = 1.0
+#: after a refusal the server sends FIN but closes only when the client hangs up, this much
+#: later, or once it dropped this many more bytes: closing with unread bytes makes the
+#: kernel reset the connection, and a client still sending would lose the answer
+LINGER_SECONDS = 2.0
 LINGER_BYTES = 1_048_576
 
 
@@ -97,8 +97,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._head_deadline: float | None = None
         self._body_deadline: float | None = None
         self._body_bytes = 0
-        self._linger_until: float | None = None  # set once refused: discard, then close
-        self._discarded = 0
+        self._linger_until: float | None = None  # set once refused: close at that time
+        self._discarded = 0  # bytes dropped since
 
     # -- the connection ---------------------------------------------------------------------
 
@@ -128,10 +128,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         if self._rejected:
             return
-        if self._linger_until is not None:
+        if self._linger_until is not None:  # refused: drop what still comes, up to a limit
             self._discarded += len(data)
             if self._discarded > LINGER_BYTES:
-                self.transport.close()
+                self.transport.close()  # it does not read the answer: no reason to wait
             return
         while data:
             if not self._in_head:
@@ -214,7 +214,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._hang_up()
 
     def _hang_up(self) -> None:
-        """Close after the answer: send FIN now, discard what still comes, close later."""
+        """Close after the answer: FIN now, close ``LINGER_SECONDS`` later (or when the
+        client hangs up)."""
         if self.transport.is_closing() or self._linger_until is not None:
             return
         if not self.transport.can_write_eof():
@@ -223,7 +224,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.transport.write_eof()
         self._linger_until = self.loop.time() + LINGER_SECONDS
         if self.flow is not None:
-            self.flow.resume_reading()  # keep reading (to discard), or the reset comes anyway
+            self.flow.resume_reading()  # to see the client hang up
 
     def check_deadlines(self, now: float) -> None:
         """Close the connection if its head or body is overdue (called by the sweep)."""
@@ -261,6 +262,20 @@ _ANSWER_503 = error_response(
 )
 
 
+#: the methods of uvicorn's protocol the bounds override or call
+_HOOKS = (
+    "connection_made",
+    "connection_lost",
+    "data_received",
+    "on_header",
+    "on_headers_complete",
+    "on_body",
+    "on_message_complete",
+    "on_response_complete",
+    "send_400_response",
+)
+
+
 class GuardedServer(uvicorn.Server):
     """uvicorn's server, sweeping the connections' deadlines on every tick of its loop."""
 
@@ -279,6 +294,12 @@ def guarded_server(
 
     ``options`` go to :class:`uvicorn.Config` (host, port, log_level, ...).
     """
+    missing = [name for name in _HOOKS if not callable(getattr(HttpToolsProtocol, name, None))]
+    if missing:  # the bounds hook into these: refuse to serve without them
+        raise errors.MissingDependencyError(
+            f"this uvicorn ({uvicorn.__version__}) lacks {', '.join(missing)} in its httptools "
+            "protocol: install the versions of lance-namespace-async[server]"
+        )
     protocol = type(
         "GuardedHttpToolsProtocol",
         (GuardedHttpToolsProtocol,),
