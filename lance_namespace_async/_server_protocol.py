@@ -12,11 +12,14 @@ authentication):
   ``max_header_bytes`` of a head, so memory and CPU per connection stay bounded;
 * a head deadline: a head must be complete ``header_timeout`` seconds after its first byte
   (after the connection opened, for the first request), else ``408`` and close;
-* a body deadline and cap: a body must be complete ``body_timeout`` seconds after its head;
-  a body the application did not read is discarded up to ``max_body_bytes``, then the
-  connection closes (an endless chunked upload cannot keep it);
+* a body deadline and cap: a body must be complete ``body_timeout`` seconds after its head,
+  else ``408`` (or, once answered, just close); a body still coming after the answer is
+  dropped up to ``max_body_bytes``, then the connection closes (an endless chunked upload
+  cannot keep it);
 * idle keep-alive connections close after ``keep_alive_timeout`` (uvicorn's own timer);
-* at most ``max_connections`` connections: one more is answered ``503`` and closed at once.
+* at most ``max_connections`` connections: one more is answered ``503`` and closed at once;
+* a refusal is read, not reset: the server sends FIN and closes when the client hangs up,
+  ``LINGER_SECONDS`` later, or once it dropped ``LINGER_BYTES`` more.
 
 Deadlines are checked by one sweep over the open connections on each tick of uvicorn's main
 loop (10 a second, :class:`GuardedServer`) rather than by a timer per request, so a request

@@ -11,8 +11,8 @@
   and works once the CA is configured through properties.
 * The REST adapter's bearer check: missing, wrong and malformed headers are 401 with
   code 16, compared in constant time, and nothing is applied.
-* The REST adapter (uvicorn in a thread, ``fault_proxy.AdapterServer``) never answers
-  with its backend's ``storage.*`` credentials unless the operator opted in.
+* ``lance-ns serve`` (a real process) never answers with its backend's ``storage.*``
+  credentials unless the operator opted in.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from conftest import SECRET_CANARY, SECRET_SCANNER, disk_state
 from fault_proxy import AdapterServer, FaultProxy, fault_proxy, pylance_adapter
 from glue_fixtures import REGION, moto_glue, use_fake_aws_env
 from iceberg_rest_server import IcebergCatalogServer, iceberg_catalog
+from serve_process import lance_ns_serve
 from unity_server import UnityServer, unity_catalog
 
 import lance_namespace_async as lna
@@ -756,8 +757,9 @@ def every_operation(client: httpx.Client, location: str) -> list[httpx.Response]
 
 
 def test_storage_credentials_never_leave_the_server(tmp_path: Path) -> None:
-    """The dir backend holds canary storage.* credentials; no answer shows them unless the
-    operator opted in, and then DescribeTable does (so this check can fail)."""
+    """``lance-ns serve`` over a dir backend holding canary storage.* credentials: no answer
+    shows them unless the operator opted in (--expose-storage-options), and then
+    DescribeTable does (so this check can fail)."""
     import lance
     import pyarrow as pa
 
@@ -765,16 +767,12 @@ def test_storage_credentials_never_leave_the_server(tmp_path: Path) -> None:
         root = tmp_path / f"root-{expose}"
         table = root / "registered" / "t.lance"
         lance.write_dataset(pa.table({"x": [1, 2]}), str(table))
-        server = AdapterServer(
-            lambda root=root: lna.connect("dir", {"root": str(root), **CANARY_STORAGE}),
-            expose_storage_options=expose,
-        )
-        server.start()
-        try:
-            with httpx.Client(base_url=server.uri, timeout=30) as client:
-                answers = every_operation(client, f"file://{table}")
-        finally:
-            server.stop()
+        options = ["--log-level", "error"] + (["--expose-storage-options"] if expose else [])
+        with (
+            lance_ns_serve({"root": str(root), **CANARY_STORAGE}, *options) as served,
+            httpx.Client(base_url=served.uri, timeout=30) as client,
+        ):
+            answers = every_operation(client, f"file://{table}")
         assert {a.status_code for a in answers} <= {200, 404, 409}, [a.text for a in answers]
         shown = [
             (a.request.url.path, a.status_code)

@@ -17,21 +17,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import socket
 import statistics
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import httpx
 import lance
 import pytest
 from conftest import sample_table
+from serve_process import ServeProcess, lance_ns_serve
 
 import lance_namespace_async as lna
 
@@ -50,84 +47,30 @@ SLACK = 3.0
 RSS_GROWTH_MB = 100
 
 
-@dataclass
-class Served:
-    port: int
-    process: subprocess.Popen[str]
-
-    @property
-    def rss_mb(self) -> float:
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        raise AssertionError("no VmRSS")
-
-
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     root = tmp_path_factory.mktemp("attacks") / "root"
     root.mkdir()
     ns = lna.connect_sync("dir", {"root": str(root)})
     ns.create_namespace({"id": ["ns"]})
     lance.write_dataset(sample_table(), ns.declare_table({"id": ["ns", "t"]}).location)
     ns.close()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    script = Path(sys.executable).parent / "lance-ns"
-    command = (
-        [str(script)] if script.exists() else [sys.executable, "-m", "lance_namespace_async._cli"]
-    )
-    process = subprocess.Popen(
-        [
-            *command,
-            "serve",
-            "--impl",
-            "dir",
-            "--prop",
-            f"root={root}",
-            "--port",
-            str(port),
-            "--auth-token-env",
-            "LNS_ATTACK_TOKEN",
-            "--log-level",
-            "error",
-            "--header-timeout",
-            str(HEADER_TIMEOUT),
-            "--body-timeout",
-            str(BODY_TIMEOUT),
-            "--keep-alive-timeout",
-            str(KEEP_ALIVE),
-            "--max-header-bytes",
-            str(MAX_HEADER_BYTES),
-            "--max-body-bytes",
-            str(MAX_BODY_BYTES),
-            "--max-connections",
-            str(MAX_CONNECTIONS),
-        ],
-        env={**os.environ, "LNS_ATTACK_TOKEN": TOKEN},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                assert process.poll() is None, process.communicate()[1]
-                assert time.monotonic() < deadline, "lance-ns serve did not start"
-                time.sleep(0.05)
-        served = Served(port, process)
+    options = {
+        "--auth-token-env": "LNS_ATTACK_TOKEN",
+        "--log-level": "error",
+        "--header-timeout": HEADER_TIMEOUT,
+        "--body-timeout": BODY_TIMEOUT,
+        "--keep-alive-timeout": KEEP_ALIVE,
+        "--max-header-bytes": MAX_HEADER_BYTES,
+        "--max-body-bytes": MAX_BODY_BYTES,
+        "--max-connections": MAX_CONNECTIONS,
+    }
+    arguments = [str(arg) for pair in options.items() for arg in pair]
+    environment = {"LNS_ATTACK_TOKEN": TOKEN}
+    with lance_ns_serve({"root": str(root)}, *arguments, env=environment) as served:
         with NormalClient(served.port) as warm_up:
             warm_up.call()  # the table is opened once before anything is measured
         yield served
-    finally:
-        process.terminate()
-        _, stderr = process.communicate(timeout=20)
-    assert process.returncode == 0, stderr
 
 
 # -- the normal client ---------------------------------------------------------------------------
@@ -269,7 +212,7 @@ def request_line(method: str = "GET", path: str = "/v1/namespace/%24/list") -> b
 class RssWatch:
     """The server's peak RSS, sampled every 50 ms in a thread."""
 
-    def __init__(self, served: Served) -> None:
+    def __init__(self, served: ServeProcess) -> None:
         self.served = served
         self.before = served.rss_mb
         self.peak = self.before
@@ -291,7 +234,9 @@ class RssWatch:
 # -- the attacks ---------------------------------------------------------------------------------
 
 
-async def test_an_endless_header_is_answered_431_before_authentication(served: Served) -> None:
+async def test_an_endless_header_is_answered_431_before_authentication(
+    served: ServeProcess,
+) -> None:
     """Ten attackers for 3 s, each pushing one endless header line as fast as the socket
     takes it (100 MB at most), and again on a new connection once refused."""
     filler = b"a" * 65536
@@ -332,7 +277,7 @@ async def test_an_endless_header_is_answered_431_before_authentication(served: S
     normal.assert_unharmed()
 
 
-async def test_oversized_heads_in_one_piece_are_431(served: Served) -> None:
+async def test_oversized_heads_in_one_piece_are_431(served: ServeProcess) -> None:
     """A head over the cap that arrives at once, many fields, a long request line."""
     cases = [
         request_line() + b"X-Big: " + b"b" * MAX_HEADER_BYTES + b"\r\n\r\n",
@@ -351,7 +296,7 @@ async def test_oversized_heads_in_one_piece_are_431(served: Served) -> None:
     assert outcome.status == 401, outcome
 
 
-async def test_slowloris_connections_are_closed_at_the_head_deadline(served: Served) -> None:
+async def test_slowloris_connections_are_closed_at_the_head_deadline(served: ServeProcess) -> None:
     """100 connections each trickling a header line every 0.3 s, never ending the head."""
     rss = RssWatch(served)
     with NormalClient(served.port).start() as normal:
@@ -382,7 +327,9 @@ async def test_slowloris_connections_are_closed_at_the_head_deadline(served: Ser
     [("GET", "/v1/namespace/%24/list"), ("POST", "/v1/namespace/upload/create")],
     ids=["route-without-body", "route-with-body"],
 )
-async def test_an_endless_chunked_upload_is_closed(served: Served, method: str, path: str) -> None:
+async def test_an_endless_chunked_upload_is_closed(
+    served: ServeProcess, method: str, path: str
+) -> None:
     """Trickled (deadline) and fast (64 KiB chunks every 10 ms, size cap): neither keeps
     the connection."""
     head = request_line(method, path) + (
@@ -405,7 +352,7 @@ async def test_an_endless_chunked_upload_is_closed(served: Served, method: str, 
     normal.assert_unharmed()
 
 
-async def test_idle_connections_are_closed(served: Served) -> None:
+async def test_idle_connections_are_closed(served: ServeProcess) -> None:
     """A connection that never sends, and one left idle after a request."""
     silent, used = await asyncio.gather(
         attack(served.port, b"", lambda _i: None, 0.1, give_up_after=HEADER_TIMEOUT + 2 * SLACK),
@@ -425,7 +372,7 @@ async def test_idle_connections_are_closed(served: Served) -> None:
     assert used.closed_after < KEEP_ALIVE + SLACK
 
 
-def test_connections_over_the_cap_are_answered_503(served: Served) -> None:
+def test_connections_over_the_cap_are_answered_503(served: ServeProcess) -> None:
     held: list[socket.socket] = []
     try:
         for _ in range(MAX_CONNECTIONS + 20):
@@ -490,7 +437,7 @@ def _complete(received: bytes, answers: int) -> bool:
 AUTH = b"Authorization: Bearer " + TOKEN.encode() + b"\r\n"
 
 
-def test_normal_traffic_passes_the_bounds(served: Served) -> None:
+def test_normal_traffic_passes_the_bounds(served: ServeProcess) -> None:
     """Pipelined requests, a head and a body sent in small pieces within the deadlines, a
     head just under the cap: all answered as usual."""
     describe = (
