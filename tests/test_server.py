@@ -43,7 +43,7 @@ from lance_namespace_async import errors  # noqa: E402
 from lance_namespace_async._base import AsyncLanceNamespace  # noqa: E402
 from lance_namespace_async._cli import main as cli_main  # noqa: E402
 from lance_namespace_async.directory import DirectoryNamespace  # noqa: E402
-from lance_namespace_async.server import ROUTES, create_app  # noqa: E402
+from lance_namespace_async.server import ROUTES, ServerLimits, create_app  # noqa: E402
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "rest.yaml"
 TOKEN = "s3cr3t-T0ken_value"
@@ -726,6 +726,35 @@ def test_bearer_token(launch: Callable[..., Served], spec: SpecValidator) -> Non
 def test_unusable_tokens_are_refused_at_startup(root: Path, bad: str) -> None:
     with pytest.raises(errors.InvalidInputError):
         create_app(lna.connect("dir", {"root": str(root)}), auth_token=bad)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"max_header_bytes": 100},
+        {"max_header_fields": 0},
+        {"max_connections": True},
+        {"header_timeout": 0},
+        {"body_timeout": float("inf")},
+        {"keep_alive_timeout": float("nan")},
+        {"header_timeout": "10"},
+    ],
+)
+def test_unusable_connection_limits_are_refused(bad: dict[str, Any]) -> None:
+    with pytest.raises(errors.InvalidInputError):
+        ServerLimits(**bad)
+
+
+def test_cli_refuses_unusable_limits_and_storage_exposure_is_explicit(
+    capsys: pytest.CaptureFixture[str], root: Path
+) -> None:
+    for option in (["--header-timeout", "inf"], ["--max-connections", "0"]):
+        with pytest.raises(SystemExit) as exited:
+            cli_main(["serve", "--impl", "dir", "--prop", f"root={root}", *option])
+        assert exited.value.code == 2
+    assert "header_timeout" in capsys.readouterr().err
+    with pytest.raises(errors.InvalidInputError):
+        create_app(lna.connect("dir", {"root": str(root)}), expose_storage_options="yes")  # type: ignore[arg-type]
 
 
 # -- body size limit ----------------------------------------------------------------------------
