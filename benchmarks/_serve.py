@@ -3,8 +3,9 @@
 ``--impl pylance``: pylance's Rust ``RestAdapter("dir", {"root": ...})``.
 ``--impl ours``: ``lance_namespace_async.server.create_app(connect("dir", ...))``
 under uvicorn, access log off, configured as ``lance_namespace_async.server.serve()``
-does: ``--http auto`` (httptools, which the ``server`` extra installs) on an asyncio
-loop (``--loop uvloop`` to try uvloop instead).
+does: ``--http auto`` (httptools, which the ``server`` extra installs, with serve()'s
+connection limits) on an asyncio loop (``--loop uvloop`` to try uvloop instead;
+``--http httptools`` for plain uvicorn without the limits).
 
 Prints ``PORT <n>`` once serving (or ``ERROR <reason>`` and exits 3), and stops
 when its stdin closes, on SIGTERM, or after ``--max-seconds``.
@@ -79,19 +80,24 @@ def serve_ours(
             return
         # uvicorn binds (port 0 = any free port) through loop.create_server, the path
         # lance_namespace_async.server.serve() takes, so accepted sockets get TCP_NODELAY
-        config = uvicorn.Config(
-            app,
-            host=LOOPBACK,
-            port=0,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            http=http,
-            server_header=False,
-            date_header=False,
-            backlog=1024,
-        )
-        server = uvicorn.Server(config)
+        options: dict[str, Any] = {
+            "host": LOOPBACK,
+            "port": 0,
+            "log_level": "warning",
+            "access_log": False,
+            "date_header": False,
+            "backlog": 1024,
+        }
+        server: Any
+        if http == "auto":
+            # what serve() runs: httptools with the connection limits of issue 14
+            from lance_namespace_async._server_protocol import guarded_server
+            from lance_namespace_async.server import DEFAULT_MAX_BODY_BYTES, ServerLimits
+
+            server = guarded_server(app, ServerLimits(), DEFAULT_MAX_BODY_BYTES, **options)
+        else:
+            config = uvicorn.Config(app, lifespan="off", http=http, server_header=False, **options)
+            server = uvicorn.Server(config)
         loop = asyncio.get_running_loop()
 
         def watch_stdin() -> None:

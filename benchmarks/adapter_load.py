@@ -4,8 +4,8 @@
     .venv/bin/python benchmarks/adapter_load.py --clients 50 --duration 10
 
 The server is ``lance_namespace_async.server.serve("dir", {"root": ...})`` in its
-own process, which is exactly what ``lance-ns serve`` runs (uvicorn with its
-default HTTP parser and event loop, httptools and uvloop when installed), over a
+own process, which is exactly what ``lance-ns serve`` runs (uvicorn's httptools
+protocol with the connection bounds of ``ServerLimits``, on an asyncio loop), over a
 copy of a 20 namespaces x 50 declared tables catalog. The clients are asyncio
 tasks in ``--processes`` load-generator processes, each task with its own
 keep-alive HTTP/1.1 connection, sending its next request as soon as the previous
@@ -459,7 +459,8 @@ def render(outcome: Outcome, args: argparse.Namespace) -> str:
         f"- **Catalog**: {args.namespaces} namespaces x {args.tables_per_ns} declared tables "
         f"(directory backend), {outcome.catalog_note}.",
         '- **Server**: `lance_namespace_async.server.serve("dir", {"root": ...})` in its own '
-        "process, what `lance-ns serve` runs: uvicorn with its defaults (httptools, uvloop), "
+        "process, what `lance-ns serve` runs: uvicorn's httptools protocol with the bounds of "
+        "`ServerLimits`, "
         "one worker, log level warning, on 127.0.0.1.",
         f"- **Clients**: {outcome.clients} asyncio tasks in {outcome.processes} load-generator "
         f"process{'es' if outcome.processes > 1 else ''} (uvloop, bare asyncio streams, "

@@ -12,6 +12,7 @@
     lance-ns crawl [ROOT] [--describe] [--concurrency N] [--progress|--no-progress]
     lance-ns config                           the resolved connection, secrets masked
     lance-ns serve [--host H] [--port P] [--auth-token-env VAR]   the REST adapter
+                   [--max-connections N] [--header-timeout S] ... (connection limits)
 
 The connection is ``--impl`` + ``--prop key=value``, or a profile (``--profile``,
 ``$LANCE_NS_PROFILE``) of the config file (``--config``, ``$LANCE_NS_CONFIG``,
@@ -351,6 +352,51 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=1_048_576,
         help="largest request body accepted (default: 1 MiB)",
+    )
+    serve.add_argument(
+        "--expose-storage-options",
+        action="store_true",
+        help="answer DescribeTable/DeclareTable with the backend's storage options, "
+        "storage.* credentials included (default: never; give clients their own)",
+    )
+    limits = serve.add_argument_group(
+        "connection limits", "what any client, with a token or not, can make the server hold"
+    )
+    limits.add_argument(
+        "--max-header-bytes",
+        type=_positive_int,
+        metavar="N",
+        help="request line + headers of one request, else 431 (default: 65536)",
+    )
+    limits.add_argument(
+        "--max-header-fields",
+        type=_positive_int,
+        metavar="N",
+        help="header fields of one request, else 431 (default: 100)",
+    )
+    limits.add_argument(
+        "--header-timeout",
+        type=_seconds,
+        metavar="S",
+        help="seconds to send a request's headers, else 408 (default: 10)",
+    )
+    limits.add_argument(
+        "--body-timeout",
+        type=_seconds,
+        metavar="S",
+        help="seconds to send a request's body once its headers are in, else 408 (default: 30)",
+    )
+    limits.add_argument(
+        "--keep-alive-timeout",
+        type=_seconds,
+        metavar="S",
+        help="seconds an idle connection stays open (default: 5)",
+    )
+    limits.add_argument(
+        "--max-connections",
+        type=_positive_int,
+        metavar="N",
+        help="open connections; one more is answered 503 (default: 1000)",
     )
     serve.add_argument(
         "--log-level",
@@ -884,6 +930,17 @@ def _url(host: str, port: int) -> str:
     return f"http://{shown}:{port}"
 
 
+#: the ServerLimits fields ``serve`` takes options for (``--max-header-bytes`` ...)
+_LIMIT_OPTIONS = (
+    "max_header_bytes",
+    "max_header_fields",
+    "header_timeout",
+    "body_timeout",
+    "keep_alive_timeout",
+    "max_connections",
+)
+
+
 def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Scrubber) -> int:
     token: str | None = None
     if args.auth_token_env is not None:
@@ -897,6 +954,11 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
     scrub.add(connection.secret_values())
     from . import server
 
+    given = {name: getattr(args, name) for name in _LIMIT_OPTIONS}
+    try:
+        limits = server.ServerLimits(**{k: v for k, v in given.items() if v is not None})
+    except errors.InvalidInputError as exc:
+        parser.error(str(exc))
     namespace = _connect(args, connection, scrub)
     server.create_app(namespace, auth_token=token)  # validate before announcing
     # uvicorn re-raises SIGTERM once it has shut down; make that a clean exit
@@ -911,6 +973,8 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
             port=args.port,
             auth_token=token,
             max_body_bytes=args.max_body_bytes,
+            limits=limits,
+            expose_storage_options=args.expose_storage_options,
             log_level=args.log_level,
         )
     except KeyboardInterrupt:

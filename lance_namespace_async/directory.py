@@ -32,6 +32,7 @@ import os
 import re
 from collections.abc import Callable
 from typing import Any, ClassVar, Self, TypeVar
+from urllib.parse import unquote, urlparse
 
 import anyio
 import anyio.to_thread
@@ -737,7 +738,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
         versions: list[dict[str, Any]] = []
         if dataset is not None:
             listed = await self._call("list_table_versions", {"id": list(table)})
-            versions = [dict(v) for v in listed.get("versions") or []]
+            versions = [_relative_manifest(dict(v), location) for v in listed.get("versions") or []]
             if not versions:
                 versions = await self._run(_versions_of, dataset)
         versions.sort(key=lambda v: int(v["version"]), reverse=descending)
@@ -763,6 +764,24 @@ class DirectoryNamespace(AsyncLanceNamespace):
 
 def _drop_nones(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if v is not None}
+
+
+def _relative_manifest(version: dict[str, Any], location: str) -> dict[str, Any]:
+    """The version with its ``manifest_path`` relative to the table, as the spec allows.
+
+    pylance answers the object-store path (``srv/root/<dir>/_versions/N.manifest``),
+    which shows the server's layout to every client and means nothing on theirs.
+    """
+    path = version.get("manifest_path")
+    if not isinstance(path, str):
+        return version
+    table_path = urlparse(location).path if "://" in location else location
+    prefix = unquote(table_path).strip("/") + "/"
+    if path.lstrip("/").startswith(prefix):
+        version["manifest_path"] = path.lstrip("/")[len(prefix) :]
+    elif "/_versions/" in path:  # another spelling of the table's path: keep the table's part
+        version["manifest_path"] = "_versions/" + path.rsplit("/_versions/", 1)[1]
+    return version
 
 
 def _versions_of(dataset: Any) -> list[dict[str, Any]]:

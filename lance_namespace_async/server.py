@@ -16,8 +16,13 @@ What the adapter guarantees, whatever the backend:
   ``delimiter``, and always wins over an ``id`` in the body;
 * every failure is an ``ErrorResponse`` (``code``, ``error``, ``instance``) with
   the HTTP status the protocol assigns to the code, so clients can rebuild the
-  typed error; anything unexpected is a 500 with code 18 and a generic message,
-  the traceback going (redacted) to the ``lance_namespace_async.server`` logger;
+  typed error; every 500 (an unexpected exception, or a backend's internal error
+  such as a raw pylance/Rust failure) says only "internal server error", the
+  detail going (redacted) to the ``lance_namespace_async.server`` logger, and the
+  messages of the other errors a backend raises carry no server paths;
+* the server's own storage options (``storage.*``, credentials included) are
+  never in an answer unless the operator opts in (``expose_storage_options``):
+  handing out credentials is a credential vendor's job;
 * an optional bearer token checked in constant time before anything else
   (routing included), and a request-body limit enforced while streaming;
 * malformed query values (``limit=x``, ``descending=yes``, a parameter given
@@ -30,6 +35,9 @@ backends then refuse with code 13), not an unknown route.
 
 Starlette is imported here and uvicorn only inside :func:`serve`, so ``import
 lance_namespace_async`` stays light and the app runs under any ASGI server.
+:func:`serve` runs it under uvicorn's httptools protocol with the connection
+bounds of :class:`ServerLimits` (``_server_protocol``): capped request heads,
+deadlines for heads and bodies, idle connections closed, a connection cap.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ import hmac
 import ipaddress
 import json
 import logging
+import math
 import re
 import traceback
 from collections.abc import Mapping
@@ -66,11 +75,51 @@ except ImportError as _exc:  # pragma: no cover - exercised without the extra on
 if TYPE_CHECKING:
     from ._base import AsyncLanceNamespace
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "ROUTES", "Route", "create_app", "serve"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "ROUTES", "Route", "ServerLimits", "create_app", "serve"]
 
 logger = logging.getLogger("lance_namespace_async.server")
 
 DEFAULT_MAX_BODY_BYTES = 1_048_576
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """What one client, token or not, can make :func:`serve` hold, and for how long.
+
+    The defaults suit a catalog server: the protocol's requests have heads of a
+    few hundred bytes and bodies of a few kilobytes, sent at once.
+    """
+
+    #: request line plus headers of one request; more is answered 431 and closed
+    max_header_bytes: int = 65_536
+    #: header fields of one request; more is answered 431 and closed
+    max_header_fields: int = 100
+    #: seconds from a head's first byte (or the connection's opening) to its end; then 408
+    header_timeout: float = 10.0
+    #: seconds from the end of a head to the end of its body; then 408 and close
+    body_timeout: float = 30.0
+    #: seconds an idle keep-alive connection stays open
+    keep_alive_timeout: float = 5.0
+    #: open connections; one more is answered 503 and closed at once
+    max_connections: int = 1_000
+
+    def __post_init__(self) -> None:
+        for name in ("max_header_bytes", "max_header_fields", "max_connections"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise errors.InvalidInputError(f"{name} must be an integer >= 1")
+        if self.max_header_bytes < 1024:
+            raise errors.InvalidInputError("max_header_bytes must be >= 1024")
+        for name in ("header_timeout", "body_timeout", "keep_alive_timeout"):
+            value = getattr(self, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or value <= 0
+            ):
+                raise errors.InvalidInputError(f"{name} must be a number of seconds > 0")
+
 
 # -- the route table -------------------------------------------------------------
 
@@ -186,6 +235,14 @@ class _MethodNotAllowedError(errors.InvalidInputError):
 
 class _PayloadTooLargeError(errors.InvalidInputError):
     http_status = 413
+
+
+class _BackendError(Exception):
+    """A typed error the backend raised (its message may hold the server's paths)."""
+
+    def __init__(self, error: errors.LanceNamespaceError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 # -- request parsing -----------------------------------------------------------------
@@ -309,6 +366,26 @@ def _is_json_media_type(content_type: str) -> bool:
     return bool(_JSON_MEDIA_TYPE.fullmatch(content_type.split(";", 1)[0].strip()))
 
 
+#: a URI (``file:///srv/root/t.lance``, ``s3://bucket/key``), an absolute path of two
+#: segments or more (``/srv/root/x``) or a relative one of three or more (pylance's
+#: object-store spelling, ``srv/root/x``), not preceded by a word character, a dot or a
+#: slash, so identifiers and names (``a/b``, ``a$b``) and single segments (``/v1``) stay
+_SERVER_PATH = re.compile(
+    r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"`<>()\[\]{},;]+"
+    r"|(?<![\w.~/])/[^\s/'\"`<>()\[\]{},;:]+(?:/[^\s/'\"`<>()\[\]{},;:]*)+"
+    r"|(?<![\w.~/:])[\w.$@%+=-]+(?:/[\w.$@%+=-]+){2,}/?"
+)
+
+
+def _without_server_paths(message: str) -> str:
+    """``message`` with the server's paths and URIs replaced by ``<path>``.
+
+    Typed errors of a backend can embed pylance's text, which names files on the
+    server; a client needs the code and the gist, not the server's layout.
+    """
+    return _SERVER_PATH.sub("<path>", message)
+
+
 # -- the adapter -------------------------------------------------------------------
 
 
@@ -318,11 +395,16 @@ class _Adapter:
     _WWW_AUTHENTICATE: ClassVar[dict[str, str]] = {"WWW-Authenticate": "Bearer"}
 
     def __init__(
-        self, namespace: AsyncLanceNamespace, token: bytes | None, max_body_bytes: int
+        self,
+        namespace: AsyncLanceNamespace,
+        token: bytes | None,
+        max_body_bytes: int,
+        expose_storage_options: bool,
     ) -> None:
         self.namespace = namespace
         self.token = token
         self.max_body_bytes = max_body_bytes
+        self.expose_storage_options = expose_storage_options
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan is Starlette's; websockets are not ours
@@ -345,6 +427,8 @@ class _Adapter:
             result = await self._call(route, raw_id, request)
         except ClientDisconnect:
             return Response(status_code=499)  # nginx's "client closed request": nobody listens
+        except _BackendError as failed:
+            return self._error(failed.error, path, route, from_backend=True)
         except errors.LanceNamespaceError as exc:
             return self._error(exc, path, route)
         except Exception:
@@ -355,22 +439,37 @@ class _Adapter:
                 path,
                 errors.redact(traceback.format_exc()),
             )
-            return JSONResponse(
-                {
-                    "code": errors.ErrorCode.INTERNAL,
-                    "error": "internal server error",
-                    "instance": path,
-                },
-                status_code=500,
-            )
+            return self._internal_error(path)
         if route.empty_response:
             return Response(status_code=200)
         return JSONResponse(result, status_code=200)
 
     def _error(
-        self, exc: errors.LanceNamespaceError, path: str, route: Route | None
+        self,
+        exc: errors.LanceNamespaceError,
+        path: str,
+        route: Route | None,
+        *,
+        from_backend: bool = False,
     ) -> JSONResponse:
+        operation = route.operation_id if route else "request"
+        if exc.http_status == 500:
+            # a backend's internal error holds raw pylance/Rust text: server paths, even
+            # file bytes; the client learns the code, the operator the detail
+            logger.error(
+                "%s %s failed with code %s: %s%s",
+                operation,
+                path,
+                exc.code,
+                exc,
+                f" ({exc.detail})" if exc.detail else "",
+            )
+            return self._internal_error(path, exc.code)
         body = exc.to_error_response()
+        if from_backend:
+            body["error"] = _without_server_paths(str(body["error"]))
+            if "detail" in body:
+                body["detail"] = _without_server_paths(str(body["detail"]))
         body["instance"] = path
         headers: dict[str, str] = {}
         if isinstance(exc, errors.UnauthenticatedError):
@@ -378,9 +477,13 @@ class _Adapter:
         elif isinstance(exc, _MethodNotAllowedError):
             headers["Allow"] = ", ".join(exc.allowed)
         if exc.http_status >= 500:
-            operation = route.operation_id if route else "request"
             logger.warning("%s %s failed with code %s: %s", operation, path, exc.code, exc)
         return JSONResponse(body, status_code=exc.http_status, headers=headers)
+
+    @staticmethod
+    def _internal_error(path: str, code: int = errors.ErrorCode.INTERNAL) -> JSONResponse:
+        body = {"code": code, "error": "internal server error", "instance": path}
+        return JSONResponse(body, status_code=500)
 
     def _authenticate(self, headers: Headers) -> None:
         """Require ``Authorization: Bearer <token>`` exactly, when a token is set."""
@@ -440,10 +543,16 @@ class _Adapter:
             body["id"] = list(identifier)
         elif delimiter is not None:
             body["delimiter"] = delimiter  # ListAllTables: the delimiter of the answer
-        result = await getattr(self.namespace, route.method)(body)
+        try:
+            result = await getattr(self.namespace, route.method)(body)
+        except errors.LanceNamespaceError as exc:
+            raise _BackendError(exc) from exc
         if route.empty_response:
             return None
-        return result.to_dict()
+        answer: dict[str, Any] = result.to_dict()
+        if not self.expose_storage_options:
+            answer.pop("storage_options", None)
+        return answer
 
     async def _read_body(self, request: Request) -> bytes:
         """Read the body, refusing more than ``max_body_bytes`` as soon as it shows."""
@@ -476,6 +585,7 @@ def create_app(
     *,
     auth_token: str | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    expose_storage_options: bool = False,
 ) -> Starlette:
     """The ASGI application serving ``namespace`` as a Lance REST Namespace.
 
@@ -483,12 +593,20 @@ def create_app(
     ``auth_token`` makes every request need ``Authorization: Bearer <token>``;
     bodies above ``max_body_bytes`` are refused with 413 before they are
     buffered, so a client cannot make the server hold arbitrary amounts of data.
+
+    The ``storage_options`` of DescribeTable and DeclareTable answers are left
+    out unless ``expose_storage_options`` is true: a backend's are the server's
+    own (its ``storage.*`` properties, credentials included), and a client must
+    bring its own or get them from a credential vendor. Opt in only when every
+    client may hold what the backend answers there.
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
         raise errors.InvalidInputError("max_body_bytes must be an integer")
     if max_body_bytes < 1:
         raise errors.InvalidInputError("max_body_bytes must be >= 1")
-    adapter = _Adapter(namespace, _check_token(auth_token), max_body_bytes)
+    if not isinstance(expose_storage_options, bool):
+        raise errors.InvalidInputError("expose_storage_options must be a boolean")
+    adapter = _Adapter(namespace, _check_token(auth_token), max_body_bytes, expose_storage_options)
     app = Starlette()
     # the router's fallback, not a Mount: Mount("") matches with ``.*``, so a path
     # holding a decoded newline (%0A) missed it and got Starlette's plain-text 404
@@ -514,6 +632,8 @@ def serve(
     port: int = 2333,
     auth_token: str | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    limits: ServerLimits | None = None,
+    expose_storage_options: bool = False,
     log_level: str = "info",
 ) -> None:
     """Run the adapter with uvicorn until interrupted (blocking).
@@ -521,11 +641,18 @@ def serve(
     Given an impl name, the backend is built from ``properties`` and closed on
     shutdown; a namespace instance stays the caller's to close. The default host
     is the loopback interface: exposing a catalog to the network is a decision,
-    so binding elsewhere without a token logs a warning.
+    so binding elsewhere without a token logs a warning. ``limits`` bound what
+    any client, with a token or without, can make the server hold
+    (:class:`ServerLimits`; the defaults when None); ``expose_storage_options``
+    is :func:`create_app`'s.
     """
     from ._base import AsyncLanceNamespace
     from ._registry import connect
 
+    if limits is None:
+        limits = ServerLimits()
+    elif not isinstance(limits, ServerLimits):
+        raise errors.InvalidInputError("limits must be a ServerLimits")
     if isinstance(namespace_or_impl, AsyncLanceNamespace):
         if properties:
             raise errors.InvalidInputError(
@@ -534,10 +661,26 @@ def serve(
         namespace, owned = namespace_or_impl, False
     else:
         namespace, owned = connect(namespace_or_impl, properties or {}), True
-    app = create_app(namespace, auth_token=auth_token, max_body_bytes=max_body_bytes)
+    app = create_app(
+        namespace,
+        auth_token=auth_token,
+        max_body_bytes=max_body_bytes,
+        expose_storage_options=expose_storage_options,
+    )
     if auth_token is None and not _is_loopback(host):
         logger.warning("serving on %s without authentication: anyone can reach it", host)
-    asyncio.run(_serve(app, namespace, owned, host=host, port=port, log_level=log_level))
+    asyncio.run(
+        _serve(
+            app,
+            namespace,
+            owned,
+            limits=limits,
+            max_body_bytes=max_body_bytes,
+            host=host,
+            port=port,
+            log_level=log_level,
+        )
+    )
 
 
 async def _serve(
@@ -545,21 +688,22 @@ async def _serve(
     namespace: AsyncLanceNamespace,
     owned: bool,
     *,
+    limits: ServerLimits,
+    max_body_bytes: int,
     host: str,
     port: int,
     log_level: str,
 ) -> None:
     try:
-        import uvicorn
+        from ._server_protocol import guarded_server
     except ImportError as exc:
         raise errors.MissingDependencyError(
-            f"serving needs uvicorn: pip install 'lance-namespace-async[server]' ({exc})"
+            "serving needs uvicorn and httptools: "
+            f"pip install 'lance-namespace-async[server]' ({exc})"
         ) from exc
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, server_header=False, lifespan="off"
-    )
+    server = guarded_server(app, limits, max_body_bytes, host=host, port=port, log_level=log_level)
     try:
-        await uvicorn.Server(config).serve()
+        await server.serve()
     finally:
         if owned:
             await namespace.aclose()

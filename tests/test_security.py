@@ -11,6 +11,8 @@
   and works once the CA is configured through properties.
 * The REST adapter's bearer check: missing, wrong and malformed headers are 401 with
   code 16, compared in constant time, and nothing is applied.
+* ``lance-ns serve`` (a real process) never answers with its backend's ``storage.*``
+  credentials unless the operator opted in.
 """
 
 from __future__ import annotations
@@ -28,11 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from conftest import SECRET_CANARY, SECRET_SCANNER, disk_state
 from fault_proxy import AdapterServer, FaultProxy, fault_proxy, pylance_adapter
 from glue_fixtures import REGION, moto_glue, use_fake_aws_env
 from iceberg_rest_server import IcebergCatalogServer, iceberg_catalog
+from serve_process import lance_ns_serve
 from unity_server import UnityServer, unity_catalog
 
 import lance_namespace_async as lna
@@ -714,3 +718,68 @@ def test_the_right_token_is_accepted(
     server, _ = guarded_adapter
     status, _, content = raw_request(server.port, [f"Authorization: {value}"])
     assert status in (200, 409), content  # created, or created by an earlier case
+
+
+# -- the adapter never hands out the server's own storage credentials ---------------------------
+
+CANARY_STORAGE = {
+    "storage.aws_access_key_id": f"AKIA-{SECRET_CANARY}",
+    "storage.aws_secret_access_key": f"secret-{SECRET_CANARY}",
+    "storage.aws_session_token": f"session-{SECRET_CANARY}",
+}
+
+
+def every_operation(client: httpx.Client, location: str) -> list[httpx.Response]:
+    """Each of the 16 operations, successful and failing, on a catalog with one table."""
+    calls: list[tuple[str, str, dict[str, Any] | None]] = [
+        ("POST", "/v1/namespace/n/create", {}),
+        ("GET", "/v1/namespace/$/list", None),
+        ("POST", "/v1/namespace/n/describe", {}),
+        ("POST", "/v1/namespace/n/exists", {}),
+        ("POST", "/v1/namespace/missing/describe", {}),
+        ("POST", "/v1/table/n$d/declare", {}),
+        ("POST", "/v1/table/n$t/register", {"location": location}),
+        ("GET", "/v1/namespace/n/table/list", None),
+        ("GET", "/v1/table", None),
+        ("POST", "/v1/table/n$t/describe", {}),
+        ("POST", "/v1/table/n$t/describe?load_detailed_metadata=true&with_table_uri=true", {}),
+        ("POST", "/v1/table/n$d/describe?check_declared=true", {}),
+        ("POST", "/v1/table/n$missing/describe", {}),
+        ("POST", "/v1/table/n$t/exists", {}),
+        ("POST", "/v1/table/n$t/version/list", {}),
+        ("POST", "/v1/table/n$t/restore", {"version": 1}),
+        ("POST", "/v1/table/n$t/rename", {"new_table_name": "t2"}),
+        ("POST", "/v1/table/n$t2/deregister", {}),
+        ("POST", "/v1/table/n$d/drop", {}),
+        ("POST", "/v1/namespace/n/drop", {}),
+    ]
+    return [client.request(method, path, json=body) for method, path, body in calls]
+
+
+def test_storage_credentials_never_leave_the_server(tmp_path: Path) -> None:
+    """``lance-ns serve`` over a dir backend holding canary storage.* credentials: no answer
+    shows them unless the operator opted in (--expose-storage-options), and then
+    DescribeTable does (so this check can fail)."""
+    import lance
+    import pyarrow as pa
+
+    for expose in (False, True):
+        root = tmp_path / f"root-{expose}"
+        table = root / "registered" / "t.lance"
+        lance.write_dataset(pa.table({"x": [1, 2]}), str(table))
+        options = ["--log-level", "error"] + (["--expose-storage-options"] if expose else [])
+        with (
+            lance_ns_serve({"root": str(root), **CANARY_STORAGE}, *options) as served,
+            httpx.Client(base_url=served.uri, timeout=30) as client,
+        ):
+            answers = every_operation(client, f"file://{table}")
+        assert {a.status_code for a in answers} <= {200, 404, 409}, [a.text for a in answers]
+        shown = [
+            (a.request.url.path, a.status_code)
+            for a in answers
+            if SECRET_CANARY in a.text or SECRET_CANARY in str(a.headers)
+        ]
+        if expose:
+            assert ("/v1/table/n$t/describe", 200) in shown
+        else:
+            assert shown == []

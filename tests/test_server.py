@@ -43,7 +43,7 @@ from lance_namespace_async import errors  # noqa: E402
 from lance_namespace_async._base import AsyncLanceNamespace  # noqa: E402
 from lance_namespace_async._cli import main as cli_main  # noqa: E402
 from lance_namespace_async.directory import DirectoryNamespace  # noqa: E402
-from lance_namespace_async.server import ROUTES, create_app  # noqa: E402
+from lance_namespace_async.server import ROUTES, ServerLimits, create_app  # noqa: E402
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "spec" / "rest.yaml"
 TOKEN = "s3cr3t-T0ken_value"
@@ -600,6 +600,71 @@ def test_unexpected_errors_are_generic_500s(
     expect_error(api.get("/v1/namespace/a/list"), 406, 0)  # not overridden: Unsupported
 
 
+class _PathLeaking(AsyncLanceNamespace):
+    """Typed errors whose messages hold server paths, as pylance's text does."""
+
+    impl_name = "path-leaking"
+
+    async def _describe_table(self, request: Any) -> Any:
+        raise errors.TableNotFoundError(
+            "Dataset at path srv/data/root/0a1b_t was not found: "
+            "LanceError(IO): /srv/data/root/0a1b_t/_versions, file:///srv/data/root/0a1b_t"
+        )
+
+    async def _namespace_exists(self, request: Any) -> Any:
+        raise errors.InternalError("LanceError(IO): /srv/data/root/__manifest: bytes 8f00ff")
+
+
+def test_backend_errors_do_not_show_server_paths(
+    launch: Callable[..., Served], spec: SpecValidator, caplog: pytest.LogCaptureFixture
+) -> None:
+    api = _client(launch(_PathLeaking(None)), spec.check)  # type: ignore[arg-type]
+    with caplog.at_level(logging.ERROR, logger="lance_namespace_async.server"):
+        missing = expect_error(api.post("/v1/table/a$t/describe", json={}), 404, 4)
+        internal = expect_error(api.post("/v1/namespace/a/exists", json={}), 500, 18)
+    assert missing["error"] == (
+        "Dataset at path <path> was not found: LanceError(IO): <path>, <path>"
+    )
+    assert internal["error"] == "internal server error"
+    assert "bytes" not in str(internal)
+    # the operator still learns what happened
+    assert "/srv/data/root/__manifest" in "\n".join(r.getMessage() for r in caplog.records)
+
+
+def test_a_broken_table_is_a_generic_500(api: httpx.Client, root: Path) -> None:
+    """pylance's own failure on a corrupt manifest: no server path, no file bytes."""
+    ok(api.post("/v1/namespace/a/create", json={}))
+    location = ok(api.post("/v1/table/a$t/declare", json={}))["location"]
+    lance.write_dataset(pa.table({"x": [1]}), location)
+    for manifest in Path(location.removeprefix("file://"), "_versions").iterdir():
+        manifest.write_bytes(b"FILE-BYTES-" * 10)
+    for response in (
+        api.post("/v1/table/a$t/describe", params={"load_detailed_metadata": "true"}, json={}),
+        api.post("/v1/table/a$t/version/list", json={}),
+        api.post("/v1/table/a$t/restore", json={"version": 1}),
+    ):
+        body = expect_error(response, 500, 18)
+        assert body["error"] == "internal server error"
+        assert str(root) not in response.text
+        assert "FILE-BYTES" not in response.text
+
+
+def test_table_versions_name_manifests_relative_to_the_table(api: httpx.Client, root: Path) -> None:
+    ok(api.post("/v1/namespace/a/create", json={}))
+    location = ok(api.post("/v1/table/a$t/declare", json={}))["location"]
+    lance.write_dataset(pa.table({"x": [1]}), location)
+    lance.write_dataset(pa.table({"x": [2]}), location, mode="append")
+    versions = ok(api.post("/v1/table/a$t/version/list", json={}))["versions"]
+    assert [v["version"] for v in versions] == [1, 2]
+    table_dir = Path(location.removeprefix("file://"))
+    for version in versions:
+        path = version["manifest_path"]
+        assert path.startswith("_versions/")
+        assert path.endswith(".manifest")
+        assert (table_dir / path).is_file()
+        assert str(root).strip("/") not in path
+
+
 # -- bearer token ----------------------------------------------------------------------------
 
 
@@ -661,6 +726,35 @@ def test_bearer_token(launch: Callable[..., Served], spec: SpecValidator) -> Non
 def test_unusable_tokens_are_refused_at_startup(root: Path, bad: str) -> None:
     with pytest.raises(errors.InvalidInputError):
         create_app(lna.connect("dir", {"root": str(root)}), auth_token=bad)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"max_header_bytes": 100},
+        {"max_header_fields": 0},
+        {"max_connections": True},
+        {"header_timeout": 0},
+        {"body_timeout": float("inf")},
+        {"keep_alive_timeout": float("nan")},
+        {"header_timeout": "10"},
+    ],
+)
+def test_unusable_connection_limits_are_refused(bad: dict[str, Any]) -> None:
+    with pytest.raises(errors.InvalidInputError):
+        ServerLimits(**bad)
+
+
+def test_cli_refuses_unusable_limits_and_storage_exposure_is_explicit(
+    capsys: pytest.CaptureFixture[str], root: Path
+) -> None:
+    for option in (["--header-timeout", "inf"], ["--max-connections", "0"]):
+        with pytest.raises(SystemExit) as exited:
+            cli_main(["serve", "--impl", "dir", "--prop", f"root={root}", *option])
+        assert exited.value.code == 2
+    assert "header_timeout" in capsys.readouterr().err
+    with pytest.raises(errors.InvalidInputError):
+        create_app(lna.connect("dir", {"root": str(root)}), expose_storage_options="yes")  # type: ignore[arg-type]
 
 
 # -- body size limit ----------------------------------------------------------------------------
