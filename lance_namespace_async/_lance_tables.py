@@ -36,7 +36,7 @@ import logging
 import os
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlparse
 
 import anyio
@@ -46,6 +46,9 @@ import attrs
 from . import errors
 from ._arrow_json import json_arrow_schema
 
+if TYPE_CHECKING:
+    from ._base import AsyncLanceNamespace
+
 __all__ = [
     "DROP_ALLOWED_LOCATIONS_DOC",
     "TABLE_TYPE",
@@ -54,6 +57,7 @@ __all__ = [
     "Place",
     "as_uri",
     "canonical",
+    "catalog_claims",
     "has_versions",
     "lance_parameters",
     "layout_claims",
@@ -207,6 +211,33 @@ async def layout_claims(
     return None
 
 
+def catalog_claims(
+    ns: AsyncLanceNamespace,
+    tables: LanceTables,
+    own: Sequence[str],
+    *,
+    shortest: int,
+    longest: int | None = None,
+) -> Claims:
+    """:func:`layout_claims` for a catalog backend, looking ids up with its DescribeTable
+    (a missing table, or an id the catalog cannot have, holds nothing)."""
+    from .models import DescribeTableRequest
+
+    async def describe(candidate: list[str]) -> str | None:
+        try:
+            described = await ns.describe_table(DescribeTableRequest.from_dict({"id": candidate}))
+        except (errors.NotFoundError, errors.InvalidInputError):
+            return None
+        return described.location if isinstance(described.location, str) else None
+
+    async def claims(place: Place) -> str | None:
+        return await layout_claims(
+            place, tables.storage_root, own, describe, shortest=shortest, longest=longest
+        )
+
+    return claims
+
+
 def _nested_table(path: str) -> str | None:
     """Another Lance table (or the manifest) around or inside the directory ``path``."""
     parent = os.path.dirname(path)
@@ -270,6 +301,20 @@ def as_uri(location: str) -> str:
     if "://" in location:
         return location
     return "file://" + os.path.abspath(location)
+
+
+def has_data(location: str, storage_options: Mapping[str, str] | None = None) -> bool:
+    """Whether a Lance table (any version) is stored at ``location``."""
+    path = local_path(location)
+    if path is not None:
+        return os.path.isdir(os.path.join(path, "_versions"))
+    import lance
+
+    try:
+        lance.dataset(location, storage_options=dict(storage_options or {}) or None)
+    except (ValueError, OSError):
+        return False
+    return True
 
 
 def has_versions(location: str) -> bool:
@@ -509,14 +554,23 @@ class LanceTables:
         """Refuse (InvalidInput) a location a table must not be registered or declared at.
 
         The root, the manifest, a place inside or holding another Lance table or
-        claimed by another table of the catalog; with ``require_table`` also a place
-        without a Lance table (that dataset is returned).
+        claimed by another table of the catalog. With ``require_table`` (RegisterTable)
+        a Lance table must be there (that dataset is returned); without it
+        (DeclareTable) none may be, since data already there is some table's (a
+        renamed table keeps its directory, which is the old name's default location).
         """
         place = await self._resolve(location)
         problem = self._shape_problem(place)
         if problem is not None or place is None:
             raise errors.InvalidInputError(f"{what} {location!r} is refused: {problem}")
-        dataset = await self.require(location) if require_table else None
+        if require_table:
+            dataset = await self.require(location)
+        else:
+            dataset = None
+            if await self.run(has_data, location, self.storage_options):
+                raise errors.InvalidInputError(
+                    f"{what} {location!r} is refused: a Lance table is already stored there"
+                )
         if place.local is not None:
             nested = await self.run(_nested_table, place.local)
             if nested is not None:

@@ -25,7 +25,7 @@ from .models import NamespaceExistsRequest, TableExistsRequest
 if TYPE_CHECKING:
     from ._base import AsyncLanceNamespace
 
-__all__ = ["refuse_namespace_named_like", "refuse_table_named_like"]
+__all__ = ["refuse_existing_table", "refuse_namespace_named_like", "refuse_table_named_like"]
 
 
 def _parent(identifier: Sequence[str]) -> str:
@@ -56,3 +56,13 @@ async def refuse_table_named_like(ns: AsyncLanceNamespace, namespace: Sequence[s
         f"has that name in {_parent(namespace)}, and names are unique among a "
         "namespace's tables and namespaces"
     )
+
+
+async def refuse_existing_table(ns: AsyncLanceNamespace, table: Sequence[str]) -> None:
+    """TableAlreadyExists (5) for a table that exists, before DeclareTable checks its
+    location (whose data would otherwise be the reason given)."""
+    try:
+        await ns.table_exists(TableExistsRequest.from_dict({"id": list(table)}))
+    except (errors.NotFoundError, errors.InvalidInputError):
+        return
+    raise errors.TableAlreadyExistsError(f"table {'.'.join(table)!r} already exists")
