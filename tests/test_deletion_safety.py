@@ -588,3 +588,22 @@ def test_drop_allowed_locations_must_be_absolute_places() -> None:
     for bad in ("relative/dir", "s3://bucket/../x"):
         with pytest.raises(errors.InvalidInputError, match="drop_allowed_locations"):
             lna.connect("dir", {"root": "/tmp/x", "drop_allowed_locations": bad})
+
+
+async def test_a_root_table_that_links_outside_the_root_is_unlinked_not_emptied(
+    tmp_path: Path,
+) -> None:
+    """The directory namespace's root tables *are* ``<root>/<name>.lance``: one that is a
+    symlink to a folder outside the root is dropped by removing the link."""
+    root = tmp_path / "lance-root"
+    root.mkdir()
+    outside = Path(write_table(tmp_path / "outside" / "t.lance"))
+    before = tree_digest(outside)
+    (root / "linked.lance").symlink_to(outside)
+    async with lna.connect("dir", {"root": str(root)}) as ns:
+        await ns.table_exists({"id": ["linked"]})
+        await ns.drop_table({"id": ["linked"]})
+        with pytest.raises(errors.TableNotFoundError):
+            await ns.table_exists({"id": ["linked"]})
+    assert not os.path.lexists(root / "linked.lance")
+    assert tree_digest(outside) == before
