@@ -4,8 +4,9 @@ Servers: ``dir`` on real temporary directories (and our REST adapter, ``create_a
 under uvicorn on 127.0.0.1 with a bearer token, for the attack as it was reported);
 ``iceberg`` against the spec-checked Iceberg REST catalog (tests/iceberg_rest_server.py);
 ``unity`` against the spec-checked Unity server (tests/unity_server.py); ``glue``
-against moto's server (tests/glue_fixtures.py); ``hive`` against a real Hive Metastore
-2.3.10 (tests/hive_metastore.py). Data is real pylance tables on real directories.
+against moto's server (tests/glue_fixtures.py), also with an S3 storage root on moto's
+S3; ``hive`` against a real Hive Metastore 2.3.10 (tests/hive_metastore.py). Data is
+real pylance tables on real directories (and moto S3 buckets).
 
 Every route to deletion is tried (DropTable, DropNamespace Cascade, CreateNamespace and
 RegisterTable Overwrite, what a rename leaves behind) with canaries: a folder outside
@@ -34,7 +35,7 @@ import lance
 import pyarrow as pa
 import pytest
 from fault_proxy import AdapterServer
-from glue_fixtures import REGION, moto_glue, reset_moto, use_fake_aws_env
+from glue_fixtures import REGION, moto_glue, reset_moto, s3_client, use_fake_aws_env
 from hive_metastore import Metastore, hive_metastore
 from iceberg_rest_server import iceberg_catalog
 from unity_server import unity_catalog
@@ -607,3 +608,55 @@ async def test_a_root_table_that_links_outside_the_root_is_unlinked_not_emptied(
             await ns.table_exists({"id": ["linked"]})
     assert not os.path.lexists(root / "linked.lance")
     assert tree_digest(outside) == before
+
+
+def test_on_s3_bucket_and_key_prefix_decide_and_only_the_roots_tables_go(
+    moto_server: str,
+) -> None:
+    """Glue on moto with an S3 storage root: tables registered beside the root's key prefix
+    (``root2/``) or under the same prefix of another bucket keep every object; a table
+    inside the root is deleted."""
+    reset_moto(moto_server)
+    s3 = s3_client(moto_server)
+    for bucket in ("warehouse", "other"):
+        s3.create_bucket(Bucket=bucket)
+    storage = {
+        "aws_endpoint": moto_server,
+        "aws_access_key_id": "testing",
+        "aws_secret_access_key": "testing",
+        "aws_region": REGION,
+        "allow_http": "true",
+    }
+    data = pa.table({"x": pa.array(range(3), pa.int64())})
+    for location in ("s3://warehouse/root2/t", "s3://other/root/db/t"):
+        lance.write_dataset(data, location, storage_options=storage)
+
+    def objects() -> dict[str, str]:
+        found: dict[str, str] = {}
+        for bucket in ("warehouse", "other"):
+            for item in s3.list_objects_v2(Bucket=bucket).get("Contents", []):
+                found[f"{bucket}/{item['Key']}"] = item["ETag"]
+        return found
+
+    properties = {
+        "endpoint": moto_server,
+        "region": REGION,
+        "root": "s3://warehouse/root",
+        "child_catalogs": "false",
+        **{f"storage.{k}": v for k, v in storage.items()},
+    }
+    with lna.connect_sync("glue", properties) as ns:
+        ns.create_namespace({"id": ["db"]})
+        lance.write_dataset(data, namespace_client=ns, table_id=["db", "inside"])
+        before = objects()
+        for name, location in (
+            ("beside", "s3://warehouse/root2/t"),
+            ("other", "s3://other/root/db/t"),
+        ):
+            ns.register_table({"id": ["db", name], "location": location})
+            ns.drop_table({"id": ["db", name]})
+        assert objects() == before
+        ns.drop_table({"id": ["db", "inside"]})
+    after = objects()
+    assert not any(key.startswith("warehouse/root/") for key in after)
+    assert after == {k: v for k, v in before.items() if not k.startswith("warehouse/root/")}
