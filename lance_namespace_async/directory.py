@@ -529,6 +529,8 @@ class DirectoryNamespace(AsyncLanceNamespace):
         async with self._guard.filling(table[:-1]):
             await self._require_namespace(table[:-1])
             await refuse_namespace_named_like(self, table)
+            if mode == "Create":  # a taken name is TableAlreadyExists, whatever the location
+                await self._ensure_not_registered(table)
             stored = self._relative_to_root(location)
             if not _is_absolute_location(stored):
                 self._check_relative(stored)

@@ -731,6 +731,8 @@ class GlueNamespace(AsyncLanceNamespace):
             raise errors.InvalidInputError("RegisterTable needs a non-empty location")
         mode = parse_mode(body.get("mode"), REGISTER_MODES, default="Create")
         what = f"RegisterTable {'$'.join((*database.path, name))}"
+        if mode == "Create":  # a taken name is TableAlreadyExists, whatever the location
+            await refuse_existing_table(self, (*database.path, name))
         await self.tables.check_placement(
             location,
             require_table=True,

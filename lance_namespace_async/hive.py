@@ -516,6 +516,8 @@ class HiveNamespace(AsyncLanceNamespace):
             raise errors.InvalidInputError("RegisterTable needs a non-empty location")
         mode = parse_mode(body.get("mode"), REGISTER_MODES, default="Create")
         what = f"RegisterTable {database}.{name}"
+        if mode == "Create":  # a taken name is TableAlreadyExists, whatever the location
+            await refuse_existing_table(self, (database, name))
         dataset = await self.tables.check_placement(
             location,
             require_table=True,

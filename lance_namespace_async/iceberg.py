@@ -712,6 +712,8 @@ class IcebergNamespace(AsyncLanceNamespace):
         properties = self._table_properties(body.get("properties"))
         what = f"RegisterTable {'.'.join((warehouse, *levels, name))}"
         await refuse_namespace_named_like(self, (warehouse, *levels, name))
+        if mode == "Create":  # a taken name is TableAlreadyExists, whatever the location
+            await refuse_existing_table(self, (warehouse, *levels, name))
         dataset = await self.tables.check_placement(
             location,
             require_table=True,

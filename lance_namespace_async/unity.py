@@ -497,6 +497,8 @@ class UnityNamespace(AsyncLanceNamespace):
         mode = parse_mode(body.get("mode"), REGISTER_MODES, default="Create")
         properties = lance_parameters(body.get("properties"))
         what = f"RegisterTable {catalog}.{schema}.{name}"
+        if mode == "Create":  # a taken name is TableAlreadyExists, whatever the location
+            await refuse_existing_table(self, (catalog, schema, name))
         dataset = await self.tables.check_placement(
             location,
             require_table=True,
