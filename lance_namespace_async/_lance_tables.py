@@ -5,30 +5,65 @@ the table's version, schema and statistics come from opening it with pylance,
 and dropping a table deletes its directory. That happens here, once: blocking
 pylance and filesystem calls run on bounded anyio worker threads, and their
 failures become typed errors.
+
+Deleting data is decided here too, once for every backend, because a catalog
+entry can point anywhere (RegisterTable takes any location, and other tools
+write catalogs too). :meth:`LanceTables.drop_data` deletes a table's directory
+only when all of these hold, and otherwise keeps the data (the caller then only
+deregisters the table):
+
+* the location resolves to one place (symlinks and ``..`` resolved, ``file:``
+  URIs and percent-encoding decoded, trailing slashes ignored; an object-store
+  key with ``.``/``..`` segments never does), compared segment by segment, so
+  ``/root2`` is not inside ``/root`` and ``s3://b/root`` not inside ``s3://c/root``;
+* it is strictly inside the *storage root* (the backend's configured root), or
+  at or below a prefix of the operator's ``drop_allowed_locations``; a backend
+  without a configured root deletes only the table's own default location;
+* it is not the storage root, the namespace root or an ancestor of either, nor
+  the directory manifest or anything inside it;
+* it is not inside another Lance table and holds no other Lance table (checked
+  on local storage), and no other table of the catalog claims it (the backend's
+  ``claims`` callback).
+
+:meth:`LanceTables.check_placement` is the same judgement for RegisterTable and
+DeclareTable with an explicit location, which refuse (InvalidInput, code 13)
+the root, the manifest, and locations inside or holding another table.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlparse
 
 import anyio
 import anyio.to_thread
+import attrs
 
 from . import errors
 from ._arrow_json import json_arrow_schema
 
+if TYPE_CHECKING:
+    from ._base import AsyncLanceNamespace
+
 __all__ = [
+    "DROP_ALLOWED_LOCATIONS_DOC",
     "TABLE_TYPE",
+    "Claims",
     "LanceTables",
+    "Place",
     "as_uri",
     "canonical",
+    "catalog_claims",
     "has_versions",
     "lance_parameters",
+    "layout_claims",
     "local_path",
+    "parse_locations",
+    "place_of",
     "translate",
 ]
 
@@ -38,6 +73,205 @@ T = TypeVar("T")
 TABLE_TYPE = "table_type"
 
 _RUST_SOURCE_SUFFIX = re.compile(r",\s*/home/runner/\S+?\.rs:\d+:\d+")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*$")
+#: object-store schemes that name the same store
+_SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3", "gcs": "gs", "abfss": "abfs"}
+#: what Lance keeps inside a table directory: never another table, so not searched
+_LANCE_INTERNALS = frozenset(
+    {"_versions", "data", "_transactions", "_indices", "_deletions", "_refs"}
+)
+#: the directory manifest's folder name (seed 002)
+MANIFEST_NAME = "__manifest"
+#: directories searched below a location for nested tables before giving up (and keeping it)
+_MAX_DIRECTORIES_SEARCHED = 10_000
+
+DROP_ALLOWED_LOCATIONS_DOC = (
+    "comma-separated location prefixes (absolute paths or URIs) outside the storage "
+    "root whose tables DropTable may delete; elsewhere outside the root, a drop only "
+    "deregisters the table and keeps its data"
+)
+
+logger = logging.getLogger("lance_namespace_async.tables")
+
+
+@attrs.frozen
+class Place:
+    """A location resolved to one place: scheme, authority (bucket) and path segments.
+
+    Local paths have scheme ``file`` and an empty authority.
+    """
+
+    scheme: str
+    authority: str
+    parts: tuple[str, ...]
+
+    def within(self, other: Place) -> bool:
+        """Whether this place is ``other`` or below it."""
+        return (
+            self.scheme == other.scheme
+            and self.authority == other.authority
+            and self.parts[: len(other.parts)] == other.parts
+        )
+
+    def below(self, other: Place) -> bool:
+        """Whether this place is strictly below ``other``."""
+        return self.within(other) and len(self.parts) > len(other.parts)
+
+    @property
+    def local(self) -> str | None:
+        """The filesystem path of a local place, else None."""
+        return "/" + "/".join(self.parts) if self.scheme == "file" else None
+
+    def __str__(self) -> str:
+        local = self.local
+        if local is not None:
+            return local
+        return f"{self.scheme}://{self.authority}/{'/'.join(self.parts)}"
+
+
+def place_of(location: str, *, resolve_links: bool = True) -> Place | None:
+    """The one place ``location`` names, or None when that is ambiguous.
+
+    Local forms (``/p``, ``file:/p``, ``file:///p``, ``file://localhost/p``, a path
+    relative to the cwd) resolve ``..`` and, with ``resolve_links``, symlinks; ``file:``
+    URIs are percent-decoded (plain paths are taken literally, as they are opened).
+    Object-store URIs are percent-decoded; a key with ``.`` or ``..`` segments, a query
+    or a fragment is ambiguous.
+    """
+    if not isinstance(location, str) or not location or "\x00" in location:
+        return None
+    if location.startswith("file:"):
+        parsed = urlparse(location)
+        if parsed.netloc not in ("", "localhost") or parsed.query or parsed.fragment:
+            return None
+        path = unquote(parsed.path)
+        if not path.startswith("/"):
+            return None
+    elif "://" in location:
+        parsed = urlparse(location)
+        if not _SCHEME.match(parsed.scheme) or parsed.query or parsed.fragment:
+            return None
+        if not parsed.netloc:
+            return None
+        scheme = parsed.scheme.lower()
+        parts = tuple(p for p in unquote(parsed.path).split("/") if p)
+        if any(p in (".", "..") for p in parts):
+            return None
+        return Place(_SCHEME_ALIASES.get(scheme, scheme), parsed.netloc.lower(), parts)
+    else:
+        path = os.path.abspath(location)
+    path = os.path.realpath(path) if resolve_links else os.path.normpath(path)
+    return Place("file", "", tuple(p for p in path.split("/") if p))
+
+
+def parse_locations(value: str) -> tuple[str, ...]:
+    """A comma-separated list of absolute locations (paths or URIs)."""
+    found = tuple(part.strip() for part in value.split(",") if part.strip())
+    for location in found:
+        if not (location.startswith(("/", "file:")) or "://" in location):
+            raise ValueError(f"{location!r} is not an absolute path or URI")
+        if place_of(location, resolve_links=False) is None:
+            raise ValueError(f"{location!r} does not name one place")
+    return found
+
+
+#: a backend's answer to "which other table holds this place?" (None: none)
+Claims = Callable[[Place], Awaitable[str | None]]
+
+
+async def layout_claims(
+    place: Place,
+    root: Place | None,
+    own: Sequence[str],
+    describe: Callable[[list[str]], Awaitable[str | None]],
+    *,
+    shortest: int,
+    longest: int | None = None,
+) -> str | None:
+    """Which other table holds ``place``, for catalogs that lay tables out by name.
+
+    Below the storage root, the table at ``<root>/<a>/<b>/<c>`` is table ``a.b.c``:
+    each id spelled by ``place``'s path below the root (``shortest`` to ``longest``
+    levels) is looked up with ``describe`` (its location, or None when there is no
+    such table), and one whose location is ``place`` or holds it, or lies inside
+    it, is the other table. ``own`` (the table asking) does not count.
+    """
+    if root is None or not place.below(root):
+        return None
+    relative = place.parts[len(root.parts) :]
+    top = len(relative) if longest is None else min(longest, len(relative))
+    for size in range(shortest, top + 1):
+        candidate = list(relative[:size])
+        if candidate == list(own):
+            continue
+        location = await describe(candidate)
+        other = place_of(location) if location else None
+        if other is not None and (place.within(other) or other.within(place)):
+            return f"table {'.'.join(candidate)!r}"
+    return None
+
+
+def catalog_claims(
+    ns: AsyncLanceNamespace,
+    tables: LanceTables,
+    own: Sequence[str],
+    *,
+    shortest: int,
+    longest: int | None = None,
+) -> Claims:
+    """:func:`layout_claims` for a catalog backend, looking ids up with its DescribeTable
+    (a missing table, or an id the catalog cannot have, holds nothing)."""
+    from .models import DescribeTableRequest
+
+    async def describe(candidate: list[str]) -> str | None:
+        try:
+            described = await ns.describe_table(DescribeTableRequest.from_dict({"id": candidate}))
+        except (errors.NotFoundError, errors.InvalidInputError):
+            return None
+        return described.location if isinstance(described.location, str) else None
+
+    async def claims(place: Place) -> str | None:
+        return await layout_claims(
+            place, tables.storage_root, own, describe, shortest=shortest, longest=longest
+        )
+
+    return claims
+
+
+def _nested_table(path: str) -> str | None:
+    """Another Lance table (or the manifest) around or inside the directory ``path``."""
+    parent = os.path.dirname(path)
+    while True:
+        if os.path.isdir(os.path.join(parent, "_versions")):
+            return f"it is inside the Lance table at {parent!r}"
+        if os.path.basename(parent) == MANIFEST_NAME:
+            return "it is inside a namespace manifest"
+        above = os.path.dirname(parent)
+        if above == parent:
+            break
+        parent = above
+    if not os.path.isdir(path) or os.path.islink(path):
+        return None
+    pending = [path]
+    searched = 0
+    while pending:
+        directory = pending.pop()
+        searched += 1
+        if searched > _MAX_DIRECTORIES_SEARCHED:
+            return f"it holds more than {_MAX_DIRECTORIES_SEARCHED} directories to check"
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False) or entry.name in _LANCE_INTERNALS:
+                continue
+            if entry.name == MANIFEST_NAME:
+                return f"it holds a namespace manifest ({entry.path!r})"
+            if os.path.isdir(os.path.join(entry.path, "_versions")):
+                return f"it holds another Lance table ({entry.path!r})"
+            pending.append(entry.path)
+    return None
 
 
 def local_path(location: str) -> str | None:
@@ -67,6 +301,20 @@ def as_uri(location: str) -> str:
     if "://" in location:
         return location
     return "file://" + os.path.abspath(location)
+
+
+def has_data(location: str, storage_options: Mapping[str, str] | None = None) -> bool:
+    """Whether a Lance table (any version) is stored at ``location``."""
+    path = local_path(location)
+    if path is not None:
+        return os.path.isdir(os.path.join(path, "_versions"))
+    import lance
+
+    try:
+        lance.dataset(location, storage_options=dict(storage_options or {}) or None)
+    except (ValueError, OSError):
+        return False
+    return True
 
 
 def has_versions(location: str) -> bool:
@@ -105,7 +353,9 @@ def _delete_tree(location: str, storage_options: dict[str, str] | None) -> None:
 
     local = local_path(location)
     if local is not None:
-        if os.path.exists(local):
+        if os.path.islink(local):
+            os.unlink(local)  # a link is removed, its target never followed
+        elif os.path.exists(local):
             shutil.rmtree(local)
         return
     import lance
@@ -123,9 +373,29 @@ def _version_metadata(dataset: Any) -> dict[str, str]:
 class LanceTables:
     """Opens, inspects and deletes Lance tables for a backend, off the event loop."""
 
-    def __init__(self, *, threads: int, storage_options: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        threads: int,
+        storage_options: Mapping[str, str] | None = None,
+        storage_root: str | None = None,
+        drop_allowed: Iterable[str] = (),
+        protected: Iterable[str] = (),
+        sealed: Iterable[str] = (),
+    ) -> None:
+        """``storage_root``: where tables may be deleted (None: only at their default
+        location); ``drop_allowed``: further prefixes where they may; ``protected``:
+        places never deleted themselves, nor anything above them (the storage root is
+        one); ``sealed``: places nothing inside of which is deleted or registered (the
+        directory manifest)."""
         self.limiter = anyio.CapacityLimiter(threads)
         self.storage_options = dict(storage_options or {}) or None
+        self.storage_root = _place_or_none(storage_root)
+        self._allowed = [p for p in map(_place_or_none, drop_allowed) if p is not None]
+        self._protected = [
+            p for p in map(_place_or_none, (*protected, storage_root)) if p is not None
+        ]
+        self._sealed = [p for p in map(_place_or_none, sealed) if p is not None]
 
     def options_for(
         self, properties: Mapping[str, Any], exclude: frozenset[str] = frozenset({TABLE_TYPE})
@@ -219,11 +489,132 @@ class LanceTables:
             raise errors.InvalidInputError(f"no Lance table at {location!r}")
         return dataset
 
+    # -- what may be deleted and registered ---------------------------------------------------
+
+    def _shape_problem(self, place: Place | None) -> str | None:
+        """Why nothing may be deleted or registered at ``place`` (None: no reason)."""
+        if place is None:
+            return "it does not resolve to one place"
+        for protected in self._protected:
+            if protected.within(place):
+                what = "is" if protected == place else "holds"
+                return f"it {what} the storage root or namespace root ({protected})"
+        for sealed in self._sealed:
+            if place.within(sealed) or sealed.within(place):
+                return "it is or holds the namespace manifest"
+        return None
+
+    async def _resolve(self, location: str) -> Place | None:
+        return await self.run(place_of, location)
+
+    async def deletion_refused(
+        self,
+        location: str,
+        *,
+        default_location: str | None = None,
+        claims: Claims | None = None,
+    ) -> str | None:
+        """Why the table data at ``location`` must be kept, or None when it may go.
+
+        ``default_location`` is where the backend would create this table: with no
+        storage root configured, the only place it deletes. ``claims`` names another
+        table of the catalog holding the place.
+        """
+        place = await self._resolve(location)
+        problem = self._shape_problem(place)
+        if problem is not None or place is None:
+            return problem
+        allowed = any(place.within(prefix) for prefix in self._allowed)
+        if not allowed:
+            if self.storage_root is not None:
+                if not place.below(self.storage_root):
+                    return f"it is outside the storage root ({self.storage_root})"
+            else:
+                default = await self._resolve(default_location) if default_location else None
+                if default is None or place != default:
+                    return "the backend did not create it (not the table's default location)"
+        if place.local is not None:
+            nested = await self.run(_nested_table, place.local)
+            if nested is not None:
+                return nested
+        if claims is not None:
+            other = await claims(place)
+            if other is not None:
+                return f"{other} is stored there"
+        return None
+
+    async def check_placement(
+        self,
+        location: str,
+        *,
+        require_table: bool,
+        claims: Claims | None = None,
+        what: str = "location",
+    ) -> Any:
+        """Refuse (InvalidInput) a location a table must not be registered or declared at.
+
+        The root, the manifest, a place inside or holding another Lance table or
+        claimed by another table of the catalog. With ``require_table`` (RegisterTable)
+        a Lance table must be there (that dataset is returned); without it
+        (DeclareTable) none may be, since data already there is some table's (a
+        renamed table keeps its directory, which is the old name's default location).
+        """
+        place = await self._resolve(location)
+        problem = self._shape_problem(place)
+        if problem is not None or place is None:
+            raise errors.InvalidInputError(f"{what} {location!r} is refused: {problem}")
+        if require_table:
+            dataset = await self.require(location)
+        else:
+            dataset = None
+            if await self.run(has_data, location, self.storage_options):
+                raise errors.InvalidInputError(
+                    f"{what} {location!r} is refused: a Lance table is already stored there"
+                )
+        if place.local is not None:
+            nested = await self.run(_nested_table, place.local)
+            if nested is not None:
+                raise errors.InvalidInputError(f"{what} {location!r} is refused: {nested}")
+        if claims is not None:
+            other = await claims(place)
+            if other is not None:
+                raise errors.InvalidInputError(
+                    f"{what} {location!r} is refused: {other} is stored there"
+                )
+        return dataset
+
+    async def drop_data(
+        self,
+        location: str,
+        storage_options: Mapping[str, str] | None = None,
+        *,
+        default_location: str | None = None,
+        claims: Claims | None = None,
+    ) -> bool:
+        """Delete a dropped table's data if :meth:`deletion_refused` finds no reason not
+        to; whether it was deleted (else it is kept, and the reason logged)."""
+        reason = await self.deletion_refused(
+            location, default_location=default_location, claims=claims
+        )
+        if reason is not None:
+            logger.warning("DropTable keeps the data at %r: %s", location, reason)
+            return False
+        await self.delete(location, storage_options)
+        return True
+
     async def delete(self, location: str, storage_options: Mapping[str, str] | None = None) -> None:
         """Delete a table's directory (local or object store); a missing one is fine.
 
-        ``storage_options`` are the table's (see :meth:`options_for`); default: the
-        configured ones.
+        Only for locations :meth:`deletion_refused` accepted: the resolved path is
+        deleted (symlinks inside it are removed, never followed). ``storage_options``
+        are the table's (see :meth:`options_for`); default: the configured ones.
         """
         options = dict(storage_options) if storage_options is not None else self.storage_options
+        place = await self._resolve(location)
+        if place is not None and place.local is not None:
+            location = place.local
         await self.run(_delete_tree, location, options or None)
+
+
+def _place_or_none(location: str | None) -> Place | None:
+    return place_of(location) if location else None

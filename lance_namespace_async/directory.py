@@ -15,12 +15,21 @@ bounded anyio worker threads and fixes, above it, what pylance 14.0.2 lacks:
 * RegisterTable of an absolute location (relative when inside the root);
 * DescribeTable ``load_detailed_metadata`` with stats; TableExists of a version;
 * RenameTable, including a move to another namespace;
-* DropTable deleting data, DeregisterTable never touching it.
+* DropTable deleting data, DeregisterTable never touching it;
+* names unique among a namespace's tables and child namespaces (seed 002).
 
 pylance resolves every manifest location against the root; a location we
 register outside the root is kept absolute and resolved here. Such a table is
 usable through this backend (and the sync facade given to pylance), not
 through pylance's own DirectoryNamespace.
+
+Deletion (``_lance_tables`` decides it, as for every backend): the storage root
+is ``root``. DropTable deletes a table's data only strictly inside the root (or
+below a ``drop_allowed_locations`` prefix), never the root, the ``__manifest``,
+a directory inside or holding another Lance table, nor a location another
+table of the manifest points at; otherwise it deregisters the table and keeps
+the data. RegisterTable needs a Lance table at the location and refuses the
+root, the manifest and places inside, holding, or shared with another table.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 from collections.abc import Callable
@@ -42,10 +52,22 @@ from . import errors
 from ._base import AsyncLanceNamespace
 from ._config import BackendConfig, parse_bool, parse_positive_int, prop
 from ._identifiers import Identifier, join_identifier, validate_identifier, validate_name
-from ._lance_tables import LanceTables, as_uri, canonical, has_versions, local_path
+from ._lance_tables import (
+    DROP_ALLOWED_LOCATIONS_DOC,
+    Claims,
+    LanceTables,
+    Place,
+    as_uri,
+    canonical,
+    has_versions,
+    local_path,
+    parse_locations,
+    place_of,
+)
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._namespace_guard import NamespaceGuard
 from ._paging import check_limit, page_of, token_of
+from ._unique_names import refuse_namespace_named_like, refuse_table_named_like
 from .models import (
     CreateNamespaceRequest,
     CreateNamespaceResponse,
@@ -89,6 +111,8 @@ _MANIFEST_DELIMITER = "$"
 _EMBEDDED_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/")
 _PLACEHOLDER = ".lance-namespace-async/registering"
 
+logger = logging.getLogger("lance_namespace_async.tables")
+
 
 @attrs.frozen
 class DirectoryConfig(BackendConfig):
@@ -103,6 +127,9 @@ class DirectoryConfig(BackendConfig):
     storage: dict[str, str] = prop(prefix="storage.", secret=True)
     credential_vendor: dict[str, str] = prop(prefix="credential_vendor.", secret=True)
     worker_threads: int = prop(default=8, parse=parse_positive_int, doc="blocking-call threads")
+    drop_allowed_locations: tuple[str, ...] = prop(
+        default=(), parse=parse_locations, doc=DROP_ALLOWED_LOCATIONS_DOC
+    )
 
     def rust_properties(self, root: str) -> dict[str, str]:
         """The map pylance's Rust DirectoryNamespace is built from."""
@@ -151,7 +178,13 @@ class DirectoryNamespace(AsyncLanceNamespace):
         super().__init__(config)
         self.root = _absolute_root(config.root)
         self.delimiter = _MANIFEST_DELIMITER
-        self.tables = LanceTables(threads=config.worker_threads, storage_options=config.storage)
+        self.tables = LanceTables(
+            threads=config.worker_threads,
+            storage_options=config.storage,
+            storage_root=self.root,
+            drop_allowed=config.drop_allowed_locations,
+            sealed=(self._manifest_uri(),),
+        )
         self._inner: Any = None
         self._open_lock = anyio.Lock()
         self._manifest_lock = anyio.Lock()
@@ -308,6 +341,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
             create["properties"] = properties
         async with self._guard.filling(namespace[:-1]):
             await self._require_namespace(namespace[:-1])
+            await refuse_table_named_like(self, namespace)
             if mode == "Overwrite":
                 async with self._guard.dropping(namespace):
                     await self._drop_namespace_tree(namespace, missing_ok=True)
@@ -472,6 +506,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
             declare["properties"] = properties
         async with self._guard.filling(table[:-1]):
             await self._require_namespace(table[:-1])
+            await refuse_namespace_named_like(self, table)
             result = await self._create_once("declare_table", declare, table)
         result["location"] = canonical(str(result.get("location", "")))
         storage = self.tables.storage_options
@@ -494,9 +529,18 @@ class DirectoryNamespace(AsyncLanceNamespace):
             )
         async with self._guard.filling(table[:-1]):
             await self._require_namespace(table[:-1])
+            await refuse_namespace_named_like(self, table)
+            if mode == "Create":  # a taken name is TableAlreadyExists, whatever the location
+                await self._ensure_not_registered(table)
             stored = self._relative_to_root(location)
             if not _is_absolute_location(stored):
                 self._check_relative(stored)
+            await self.tables.check_placement(
+                self._absolute(stored),
+                require_table=True,
+                claims=self._claims(table),
+                what="RegisterTable location",
+            )
             if mode == "Overwrite":
                 with contextlib.suppress(errors.TableNotFoundError):
                     await self._deregister(table)
@@ -618,8 +662,56 @@ class DirectoryNamespace(AsyncLanceNamespace):
         described = await self._table_call("describe_table", table)
         return canonical(await self._resolve(str(described.get("location", "")), table))
 
+    def _absolute(self, stored: str) -> str:
+        """A manifest location as a place: relative ones are inside the root."""
+        return stored if _is_absolute_location(stored) else f"{self.root}/{stored}"
+
+    def _table_locations(self) -> list[tuple[str, str]]:
+        """(manifest object id, location) of every table: manifest rows, root tables."""
+        found: list[tuple[str, str]] = []
+        try:
+            manifest = self._open_manifest() if self.config.manifest_enabled else None
+        except (ValueError, OSError):
+            manifest = None
+        if manifest is not None:
+            rows = manifest.to_table(
+                columns=["object_id", "location"], filter="object_type = 'table'"
+            ).to_pylist()
+            found += [
+                (str(r["object_id"]), self._absolute(r["location"])) for r in rows if r["location"]
+            ]
+        root_path = local_path(self.root)
+        if root_path is not None and os.path.isdir(root_path):
+            for entry in os.scandir(root_path):
+                if entry.name.endswith(".lance") and entry.is_dir():
+                    found.append((entry.name.removesuffix(".lance"), entry.path))
+        return found
+
+    def _claims(self, table: Identifier) -> Claims:
+        """Which other table of this catalog is stored at, around or inside a place."""
+        own = join_identifier(table, _MANIFEST_DELIMITER)
+
+        def find(place: Place) -> str | None:
+            for object_id, location in self._table_locations():
+                other = place_of(location) if object_id != own else None
+                if other is not None and (place.within(other) or other.within(place)):
+                    return f"table {object_id.replace(_MANIFEST_DELIMITER, '.')!r}"
+            return None
+
+        async def claims(place: Place) -> str | None:
+            return await self._run(find, place)
+
+        return claims
+
     async def _drop_table_at(self, table: Identifier) -> dict[str, Any]:
         location = await self._describe_location(table)
+        reason = await self.tables.deletion_refused(location, claims=self._claims(table))
+        if reason is not None:
+            logger.warning(
+                "DropTable %s keeps the data at %r: %s", ".".join(table), location, reason
+            )
+            await self._forget(table, location, reason)
+            return {"id": list(table), "location": location}
         if self._is_outside_root(location):
             # pylance would delete the wrong path: delete the data here, then deregister
             await self.tables.delete(location)
@@ -632,6 +724,27 @@ class DirectoryNamespace(AsyncLanceNamespace):
         result["location"] = location
         result["id"] = list(table)
         return result
+
+    async def _forget(self, table: Identifier, location: str, reason: str) -> None:
+        """Drop a table whose data must be kept: deregister it, delete nothing."""
+        if len(table) > 1:
+            await self._deregister(table)
+            return
+        # a root table is its <root>/<name>.lance directory: only a link can go
+        link = os.path.join(local_path(self.root) or "", f"{table[0]}.lance")
+
+        def unlink() -> None:
+            if not os.path.islink(link):
+                raise errors.InvalidInputError(
+                    f"DropTable {table[0]!r} refused: its data must be kept ({reason}), and "
+                    "a root table cannot be deregistered"
+                )
+            os.unlink(link)
+            if self._manifest_row(table[0]) is not None:
+                self._manifest_delete(table[0])
+
+        async with self._manifest_lock:
+            await self._run(unlink)
 
     def _is_outside_root(self, location: str) -> bool:
         local, root_local = local_path(location), local_path(self.root)
@@ -677,6 +790,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
             await self._require_namespace(target_namespace)
             location = await self._describe_location(table)
             await self._ensure_not_registered(target)
+            await refuse_namespace_named_like(self, target)
             await self._rename_in_manifest(table, target, location)
         return RenameTableResponse.from_dict({})
 

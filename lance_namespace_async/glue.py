@@ -21,6 +21,16 @@ service 17. One aioboto3 client per instance, owned by an async exit stack;
 botocore's own retry (standard mode, ``max_retries``) and timeouts apply, and
 assumed-role credentials refresh before they expire without blocking other
 calls (aiobotocore's refreshable credentials).
+
+Deletion (decided once in ``_lance_tables``): the storage root is ``root`` when
+configured; DropTable deletes a table's data only strictly inside it (or below a
+``drop_allowed_locations`` prefix; for S3, bucket and key prefix are compared),
+never the root itself, a directory inside or holding another Lance table, nor
+the place of the table whose default location (``<root>/<namespace...>/<name>``)
+it is. Without ``root`` only a table's own default location (under the cwd) is
+deleted. Elsewhere a drop deregisters the table and keeps its data.
+RegisterTable (a Lance table required) and DeclareTable (no data yet) refuse
+the root and places inside, holding or belonging to another table.
 """
 
 from __future__ import annotations
@@ -38,10 +48,19 @@ from ._base import AsyncLanceNamespace
 from ._config import BackendConfig, parse_bool, parse_non_negative_int, parse_positive_int, prop
 from ._http import flag_ambiguous
 from ._identifiers import Identifier, validate_identifier
-from ._lance_tables import TABLE_TYPE, LanceTables, lance_parameters
+from ._lance_tables import (
+    DROP_ALLOWED_LOCATIONS_DOC,
+    TABLE_TYPE,
+    Claims,
+    LanceTables,
+    catalog_claims,
+    lance_parameters,
+    parse_locations,
+)
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._namespace_guard import NamespaceGuard
 from ._paging import page_of
+from ._unique_names import refuse_existing_table
 from .errors import MissingDependencyError
 from .models import (
     CreateNamespaceRequest,
@@ -102,7 +121,14 @@ class GlueConfig(BackendConfig):
     assume_role_external_id: str | None = prop(default=None, secret=True)
     assume_role_session_name: str = prop(default="lance-namespace-async")
     assume_role_timeout_sec: int = prop(default=3600, parse=parse_positive_int)
-    root: str | None = prop(default=None, doc="storage root of new tables (default: cwd)")
+    root: str | None = prop(
+        default=None,
+        doc="storage root of new tables, inside which DropTable deletes data "
+        "(default: new tables under the cwd, deleted only at that default location)",
+    )
+    drop_allowed_locations: tuple[str, ...] = prop(
+        default=(), parse=parse_locations, doc=DROP_ALLOWED_LOCATIONS_DOC
+    )
     child_catalogs: bool = prop(default=True, parse=parse_bool)
     max_retries: int = prop(default=3, parse=parse_non_negative_int)
     connect_timeout: int = prop(default=10000, parse=parse_positive_int)
@@ -164,7 +190,12 @@ class GlueNamespace(AsyncLanceNamespace):
         import os
 
         self.root = (config.root or os.getcwd()).rstrip("/")
-        self.tables = LanceTables(threads=config.worker_threads, storage_options=config.storage)
+        self.tables = LanceTables(
+            threads=config.worker_threads,
+            storage_options=config.storage,
+            storage_root=config.root,
+            drop_allowed=config.drop_allowed_locations,
+        )
         self._stack: AsyncExitStack | None = None
         self._client: Any = None
         self._session_obj: Any = None
@@ -669,8 +700,15 @@ class GlueNamespace(AsyncLanceNamespace):
         database, name = await self._table_ref(body)
         what = f"DeclareTable {'$'.join((*database.path, name))}"
         await self._get_database(database, what)  # seed 004: verify the parent
-        location = body.get("location") or "/".join((self.root, *database.path, name))
+        location = body.get("location") or self._default_location(database, name)
         parameters = lance_parameters(body.get("properties"))
+        await refuse_existing_table(self, (*database.path, name))
+        await self.tables.check_placement(
+            location,
+            require_table=False,
+            claims=self._claims(database, name),
+            what=f"{what}: location",
+        )
         await self._create_table(database, name, location, parameters, what)
         return DeclareTableResponse.from_dict(
             {
@@ -693,7 +731,14 @@ class GlueNamespace(AsyncLanceNamespace):
             raise errors.InvalidInputError("RegisterTable needs a non-empty location")
         mode = parse_mode(body.get("mode"), REGISTER_MODES, default="Create")
         what = f"RegisterTable {'$'.join((*database.path, name))}"
-        await self.tables.require(location)
+        if mode == "Create":  # a taken name is TableAlreadyExists, whatever the location
+            await refuse_existing_table(self, (*database.path, name))
+        await self.tables.check_placement(
+            location,
+            require_table=True,
+            claims=self._claims(database, name),
+            what=f"{what}: location",
+        )
         parameters = lance_parameters(body.get("properties"))
         if mode == "Overwrite":
             with contextlib.suppress(errors.TableNotFoundError):
@@ -759,11 +804,22 @@ class GlueNamespace(AsyncLanceNamespace):
     async def _purge(self, database: _Database, table: Mapping[str, Any], what: str) -> None:
         """Data first: a failed delete leaves the table registered, never orphaned data."""
         location = str((table.get("StorageDescriptor") or {}).get("Location") or "")
+        name = str(table["Name"])
         if location:
-            await self.tables.delete(
-                location, self.tables.options_for(table.get("Parameters") or {})
+            await self.tables.drop_data(
+                location,
+                self.tables.options_for(table.get("Parameters") or {}),
+                default_location=self._default_location(database, name),
+                claims=self._claims(database, name),
             )
-        await self._deregister(database, str(table["Name"]), what)
+        await self._deregister(database, name, what)
+
+    def _default_location(self, database: _Database, name: str) -> str:
+        return "/".join((self.root, *database.path, name))
+
+    def _claims(self, database: _Database, name: str) -> Claims:
+        """Other tables at a place below the root, by the default layout."""
+        return catalog_claims(self, self.tables, (*database.path, name), shortest=2)
 
     async def _drop_table(self, request: DropTableRequest) -> DropTableResponse:
         database, name = await self._table_ref(request.to_dict())

@@ -15,6 +15,16 @@ pymetastore ships (generated from Hive's IDL, maintained on PyPI), rather than
 a copy generated here. Only calls that Hive 2.3 through 4 all answer are used:
 Hive 4 dropped ``get_table`` and ``get_table_objects_by_name`` for their
 ``*_req`` forms, which 2.3 already has.
+
+Deletion (decided once in ``_lance_tables``): the storage root is ``root`` when
+configured; DropTable deletes a table's data only strictly inside it (or below a
+``drop_allowed_locations`` prefix), never the root itself, a directory inside
+or holding another Lance table, nor the place of the table whose default
+location (``<root>/<database>/<name>``) it is. Without ``root`` only a table's
+own default location (``<database location>/<name>``) is deleted. Elsewhere a
+drop deregisters the table and keeps its data. RegisterTable (a Lance table
+required) and DeclareTable (no data yet) refuse the root and places inside,
+holding or belonging to another table.
 """
 
 from __future__ import annotations
@@ -33,9 +43,19 @@ from ._arrow_json import spark_type
 from ._base import AsyncLanceNamespace
 from ._config import BackendConfig, parse_non_negative_int, parse_positive_int, prop
 from ._identifiers import Identifier, validate_identifier
-from ._lance_tables import TABLE_TYPE, LanceTables, canonical, lance_parameters
+from ._lance_tables import (
+    DROP_ALLOWED_LOCATIONS_DOC,
+    TABLE_TYPE,
+    Claims,
+    LanceTables,
+    canonical,
+    catalog_claims,
+    lance_parameters,
+    parse_locations,
+)
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._paging import page_of
+from ._unique_names import refuse_existing_table
 from .models import (
     CreateNamespaceRequest,
     CreateNamespaceResponse,
@@ -111,7 +131,12 @@ class HiveConfig(BackendConfig):
 
     uri: str = prop(parse=_thrift_uri, doc="the metastore, thrift://host:port")
     root: str | None = prop(
-        default=None, doc="root of new table locations (default: the database's location)"
+        default=None,
+        doc="root of new table locations, inside which DropTable deletes data (default: "
+        "the database's location, and only a table's default location is deleted)",
+    )
+    drop_allowed_locations: tuple[str, ...] = prop(
+        default=(), parse=parse_locations, doc=DROP_ALLOWED_LOCATIONS_DOC
     )
     pool_size: int = prop(default=8, parse=parse_positive_int)
     connect_timeout: int = prop(default=10000, parse=parse_positive_int)
@@ -229,7 +254,12 @@ class HiveNamespace(AsyncLanceNamespace):
 
     def __init__(self, config: HiveConfig) -> None:
         super().__init__(config)
-        self.tables = LanceTables(threads=config.pool_size, storage_options=config.storage)
+        self.tables = LanceTables(
+            threads=config.pool_size,
+            storage_options=config.storage,
+            storage_root=config.root,
+            drop_allowed=config.drop_allowed_locations,
+        )
         self._pool = _Pool(config)
 
     @classmethod
@@ -475,14 +505,15 @@ class HiveNamespace(AsyncLanceNamespace):
         body = request.to_dict()
         database, name = self._table(body)
         what = f"DeclareTable {database}.{name}"
-        location = body.get("location")
-        if not location:
-            if self.config.root:
-                location = f"{self.config.root.rstrip('/')}/{database}/{name}"
-            else:
-                db = await self._database(database, what)
-                location = f"{str(db.locationUri).rstrip('/')}/{name}"
+        location = body.get("location") or await self._default_location(database, name, what)
         parameters = lance_parameters(body.get("properties"))
+        await refuse_existing_table(self, (database, name))
+        await self.tables.check_placement(
+            location,
+            require_table=False,
+            claims=self._claims(database, name),
+            what=f"{what}: location",
+        )
         await self._create_table(database, name, location, parameters, [], what)
         return DeclareTableResponse.from_dict(
             {
@@ -500,7 +531,14 @@ class HiveNamespace(AsyncLanceNamespace):
             raise errors.InvalidInputError("RegisterTable needs a non-empty location")
         mode = parse_mode(body.get("mode"), REGISTER_MODES, default="Create")
         what = f"RegisterTable {database}.{name}"
-        dataset = await self.tables.require(location)
+        if mode == "Create":  # a taken name is TableAlreadyExists, whatever the location
+            await refuse_existing_table(self, (database, name))
+        dataset = await self.tables.check_placement(
+            location,
+            require_table=True,
+            claims=self._claims(database, name),
+            what=f"{what}: location",
+        )
         parameters = lance_parameters(body.get("properties"))
         if mode == "Overwrite":
             with contextlib.suppress(errors.TableNotFoundError):
@@ -564,13 +602,29 @@ class HiveNamespace(AsyncLanceNamespace):
         """Data first: a failed delete leaves the table registered, never orphaned data."""
         location = str(table.sd.location if table.sd else "")
         if location:
-            await self.tables.delete(location, self._storage_options(table.parameters or {}))
+            await self.tables.drop_data(
+                location,
+                self._storage_options(table.parameters or {}),
+                default_location=await self._default_location(table.dbName, table.tableName, what),
+                claims=self._claims(table.dbName, table.tableName),
+            )
         await self._hms(
             what,
             lambda c: c.drop_table(table.dbName, table.tableName, False),
             idempotent=False,
             not_found=errors.TableNotFoundError,
         )
+
+    async def _default_location(self, database: str, name: str, what: str) -> str:
+        """``<root>/<database>/<name>``, or without a root ``<database location>/<name>``."""
+        if self.config.root:
+            return f"{self.config.root.rstrip('/')}/{database}/{name}"
+        db = await self._database(database, what)
+        return f"{str(db.locationUri).rstrip('/')}/{name}"
+
+    def _claims(self, database: str, name: str) -> Claims:
+        """Other tables at a place below the root, by the default layout."""
+        return catalog_claims(self, self.tables, (database, name), shortest=2, longest=2)
 
     async def _drop_table(self, request: DropTableRequest) -> DropTableResponse:
         database, name = self._table(request.to_dict())

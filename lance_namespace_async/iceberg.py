@@ -26,6 +26,17 @@ ListTables loads table metadata concurrently (bounded) to keep Lance tables only
 DescribeTable can open the Lance table (``load_detailed_metadata``); RegisterTable,
 DropTable (deregister, then delete data), RenameTable, and DropNamespace with
 Cascade (refused when a non-Lance table is inside) are implemented.
+
+Deletion (decided once in ``_lance_tables``): the storage root is ``root`` when
+configured; DropTable deletes a table's data only strictly inside it (or below a
+``drop_allowed_locations`` prefix), never the root itself, a directory inside
+or holding another Lance table, nor the place of the table whose default
+location (``<root>/<warehouse>/<namespace...>/<name>``) it is. Without a
+configured ``root`` only the table's own default location (under the cwd) is
+deleted. Elsewhere a drop deregisters the table and keeps its data.
+RegisterTable (a Lance table required) and DeclareTable (no data yet) refuse
+the root and places inside, holding or belonging to another table. A table and
+a namespace never share a name under one parent (seed 002).
 """
 
 from __future__ import annotations
@@ -46,9 +57,22 @@ from ._base import AsyncLanceNamespace
 from ._config import parse_bool, parse_positive_int, prop
 from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous, parse_http_url
 from ._identifiers import Identifier, validate_identifier
-from ._lance_tables import TABLE_TYPE, LanceTables, lance_parameters
+from ._lance_tables import (
+    DROP_ALLOWED_LOCATIONS_DOC,
+    TABLE_TYPE,
+    Claims,
+    LanceTables,
+    catalog_claims,
+    lance_parameters,
+    parse_locations,
+)
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._paging import check_limit, token_of
+from ._unique_names import (
+    refuse_existing_table,
+    refuse_namespace_named_like,
+    refuse_table_named_like,
+)
 from .models import (
     CreateNamespaceRequest,
     CreateNamespaceResponse,
@@ -97,7 +121,14 @@ class IcebergConfig(HttpConfig):
     endpoint: str = prop(
         parse=parse_http_url, doc="the Iceberg REST Catalog, e.g. http://host:8181"
     )
-    root: str | None = prop(default=None, doc="storage root of new tables (default: cwd)")
+    root: str | None = prop(
+        default=None,
+        doc="storage root of new tables, inside which DropTable deletes data "
+        "(default: new tables under the cwd, deleted only at that default location)",
+    )
+    drop_allowed_locations: tuple[str, ...] = prop(
+        default=(), parse=parse_locations, doc=DROP_ALLOWED_LOCATIONS_DOC
+    )
     iceberg_tooling: bool = prop(default=False, parse=parse_bool)
     list_concurrency: int = prop(default=16, parse=parse_positive_int)
     worker_threads: int = prop(default=8, parse=parse_positive_int)
@@ -230,7 +261,12 @@ class IcebergNamespace(AsyncLanceNamespace):
             base_url=config.endpoint,
             default_token_url=f"{config.endpoint}/v1/oauth/tokens",
         )
-        self.tables = LanceTables(threads=config.worker_threads, storage_options=config.storage)
+        self.tables = LanceTables(
+            threads=config.worker_threads,
+            storage_options=config.storage,
+            storage_root=config.root,
+            drop_allowed=config.drop_allowed_locations,
+        )
         self._warehouses: dict[str, _Warehouse] = {}
         self._warehouse_locks: dict[str, anyio.Lock] = {}
         self.config_requests = 0
@@ -372,6 +408,7 @@ class IcebergNamespace(AsyncLanceNamespace):
         warehouse, levels = parts[0], parts[1:]
         properties = dict(body.get("properties") or {})
         what = f"CreateNamespace {'.'.join(parts)}"
+        await refuse_table_named_like(self, parts)
         if mode == "Overwrite":
             await self._drop_tree(warehouse, levels, missing_ok=True)
         try:
@@ -607,6 +644,10 @@ class IcebergNamespace(AsyncLanceNamespace):
     def _default_location(self, warehouse: str, levels: Identifier, name: str) -> str:
         return "/".join((self.root, warehouse, *levels, name))
 
+    def _claims(self, warehouse: str, levels: Identifier, name: str) -> Claims:
+        """Other tables at a place below the root, by the default layout."""
+        return catalog_claims(self, self.tables, (warehouse, *levels, name), shortest=3)
+
     def _table_properties(self, requested: Mapping[str, Any] | None) -> dict[str, str]:
         properties = lance_parameters(requested)
         properties[MANAGED_BY] = _managed_by(properties)
@@ -644,6 +685,14 @@ class IcebergNamespace(AsyncLanceNamespace):
         location = body.get("location") or self._default_location(warehouse, levels, name)
         properties = self._table_properties(body.get("properties"))
         what = f"DeclareTable {'.'.join((warehouse, *levels, name))}"
+        await refuse_existing_table(self, (warehouse, *levels, name))
+        await refuse_namespace_named_like(self, (warehouse, *levels, name))
+        await self.tables.check_placement(
+            location,
+            require_table=False,
+            claims=self._claims(warehouse, levels, name),
+            what=f"{what}: location",
+        )
         await self._create_iceberg_table(warehouse, levels, name, location, properties, what)
         return DeclareTableResponse.from_dict(
             {
@@ -662,7 +711,15 @@ class IcebergNamespace(AsyncLanceNamespace):
         mode = parse_mode(body.get("mode"), REGISTER_MODES, default="Create")
         properties = self._table_properties(body.get("properties"))
         what = f"RegisterTable {'.'.join((warehouse, *levels, name))}"
-        dataset = await self.tables.require(location)
+        await refuse_namespace_named_like(self, (warehouse, *levels, name))
+        if mode == "Create":  # a taken name is TableAlreadyExists, whatever the location
+            await refuse_existing_table(self, (warehouse, *levels, name))
+        dataset = await self.tables.check_placement(
+            location,
+            require_table=True,
+            claims=self._claims(warehouse, levels, name),
+            what=f"{what}: location",
+        )
         if mode == "Overwrite":
             with contextlib.suppress(errors.TableNotFoundError):
                 await self._deregister(warehouse, levels, name, what)
@@ -758,7 +815,12 @@ class IcebergNamespace(AsyncLanceNamespace):
         location = str(metadata.get("location") or "")
         if location:
             options = self.tables.options_for(metadata.get("properties") or {}, _MARKERS)
-            await self.tables.delete(location, options)
+            await self.tables.drop_data(
+                location,
+                options,
+                default_location=self._default_location(warehouse, levels, name),
+                claims=self._claims(warehouse, levels, name),
+            )
 
     async def _drop_table(self, request: DropTableRequest) -> DropTableResponse:
         warehouse, levels, name = self._table_parts(request.to_dict())
@@ -796,6 +858,7 @@ class IcebergNamespace(AsyncLanceNamespace):
             raise errors.InvalidInputError("a table cannot move between warehouses")
         what = f"RenameTable {'.'.join((warehouse, *levels, name))}"
         await self._load_lance_table(warehouse, levels, name, what)
+        await refuse_namespace_named_like(self, (warehouse, *target_levels, target[0]))
         await self._request(
             "POST",
             f"{await self._base(warehouse)}/tables/rename",

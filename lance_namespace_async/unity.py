@@ -15,6 +15,16 @@ server is followed first and the sorted result is paginated here. Beyond the
 seed: NamespaceExists, TableExists, RegisterTable, DropTable (also deletes the
 data), detailed DescribeTable, catalogs created and dropped where the server
 allows it, and DropNamespace Cascade over Lance tables only.
+
+Deletion (decided once in ``_lance_tables``): the storage root is ``root`` when
+the properties set it; DropTable deletes a table's data only strictly inside it
+(or below a ``drop_allowed_locations`` prefix), never the root itself, a
+directory inside or holding another Lance table, nor the place of the table
+whose default location (``<root>/<catalog>/<schema>/<name>``) it is. Without
+``root`` set, only a table's own default location (under ``/tmp/lance``) is
+deleted. Elsewhere a drop deregisters the table and keeps its data.
+RegisterTable (a Lance table required) and DeclareTable (no data yet) refuse
+the root and places inside, holding or belonging to another table.
 """
 
 from __future__ import annotations
@@ -34,9 +44,18 @@ from ._base import AsyncLanceNamespace
 from ._config import parse_positive_int, prop
 from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous, parse_http_url
 from ._identifiers import Identifier, validate_identifier
-from ._lance_tables import TABLE_TYPE, LanceTables, lance_parameters
+from ._lance_tables import (
+    DROP_ALLOWED_LOCATIONS_DOC,
+    TABLE_TYPE,
+    Claims,
+    LanceTables,
+    catalog_claims,
+    lance_parameters,
+    parse_locations,
+)
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._paging import page_of
+from ._unique_names import refuse_existing_table
 from .models import (
     CreateNamespaceRequest,
     CreateNamespaceResponse,
@@ -76,7 +95,14 @@ class UnityConfig(HttpConfig):
 
     endpoint: str = prop(parse=parse_http_url, doc="Unity Catalog server, e.g. http://host:8080")
     read_timeout: int = prop(default=300000, parse=parse_positive_int)
-    root: str = prop(default="/tmp/lance", doc="storage root of new tables")
+    root: str = prop(
+        default="/tmp/lance",
+        doc="storage root of new tables; once set, DropTable deletes data inside it "
+        "(unset: only at a table's default location)",
+    )
+    drop_allowed_locations: tuple[str, ...] = prop(
+        default=(), parse=parse_locations, doc=DROP_ALLOWED_LOCATIONS_DOC
+    )
     worker_threads: int = prop(default=8, parse=parse_positive_int)
     storage: dict[str, str] = prop(prefix="storage.", secret=True)
 
@@ -164,7 +190,12 @@ class UnityNamespace(AsyncLanceNamespace):
         super().__init__(config)
         self.root = config.root.rstrip("/")
         self.transport = HttpTransport(config, base_url=config.endpoint + API_BASE)
-        self.tables = LanceTables(threads=config.worker_threads, storage_options=config.storage)
+        self.tables = LanceTables(
+            threads=config.worker_threads,
+            storage_options=config.storage,
+            storage_root=config.root if "root" in config.properties else None,
+            drop_allowed=config.drop_allowed_locations,
+        )
 
     @classmethod
     def from_properties(cls, properties: Any) -> Self:
@@ -457,9 +488,16 @@ class UnityNamespace(AsyncLanceNamespace):
     async def _declare_table(self, request: DeclareTableRequest) -> DeclareTableResponse:
         body = request.to_dict()
         catalog, schema, name = self._table(body)
-        location = body.get("location") or f"{self.root}/{catalog}/{schema}/{name}"
+        location = body.get("location") or self._default_location(catalog, schema, name)
         properties = lance_parameters(body.get("properties"))
         what = f"DeclareTable {catalog}.{schema}.{name}"
+        await refuse_existing_table(self, (catalog, schema, name))
+        await self.tables.check_placement(
+            location,
+            require_table=False,
+            claims=self._claims(catalog, schema, name),
+            what=f"{what}: location",
+        )
         created = await self._create_table(catalog, schema, name, location, properties, [], what)
         location = str(created.get("storage_location") or location)  # as Unity stored it
         return DeclareTableResponse.from_dict(
@@ -479,7 +517,14 @@ class UnityNamespace(AsyncLanceNamespace):
         mode = parse_mode(body.get("mode"), REGISTER_MODES, default="Create")
         properties = lance_parameters(body.get("properties"))
         what = f"RegisterTable {catalog}.{schema}.{name}"
-        dataset = await self.tables.require(location)
+        if mode == "Create":  # a taken name is TableAlreadyExists, whatever the location
+            await refuse_existing_table(self, (catalog, schema, name))
+        dataset = await self.tables.check_placement(
+            location,
+            require_table=True,
+            claims=self._claims(catalog, schema, name),
+            what=f"{what}: location",
+        )
         columns = arrow_to_unity_columns(dataset.schema)
         if mode == "Overwrite":
             with contextlib.suppress(errors.TableNotFoundError):
@@ -545,10 +590,20 @@ class UnityNamespace(AsyncLanceNamespace):
         """Data first: a failed delete leaves the table registered, never orphaned data."""
         location = str(table.get("storage_location") or "")
         if location:
-            await self.tables.delete(
-                location, self.tables.options_for(table.get("properties") or {})
+            await self.tables.drop_data(
+                location,
+                self.tables.options_for(table.get("properties") or {}),
+                default_location=self._default_location(catalog, schema, name),
+                claims=self._claims(catalog, schema, name),
             )
         await self._deregister(catalog, schema, name, what)
+
+    def _default_location(self, catalog: str, schema: str, name: str) -> str:
+        return f"{self.root}/{catalog}/{schema}/{name}"
+
+    def _claims(self, catalog: str, schema: str, name: str) -> Claims:
+        """Other tables at a place below the root, by the default layout."""
+        return catalog_claims(self, self.tables, (catalog, schema, name), shortest=3, longest=3)
 
     async def _drop_table(self, request: DropTableRequest) -> DropTableResponse:
         catalog, schema, name = self._table(request.to_dict())

@@ -529,16 +529,14 @@ def test_a_table_registered_outside_the_root_keeps_its_location_and_is_readable_
     assert _read(ours_sync, table) == data.to_pylist()
 
 
-@pytest.mark.parametrize(
-    ("operation", "data_survives"),
-    [("drop_table", False), ("deregister_table", True)],
-)
-def test_drop_table_deletes_an_external_folder_while_deregister_table_leaves_it(
+@pytest.mark.parametrize("operation", ["drop_table", "deregister_table"])
+def test_drop_table_and_deregister_table_both_leave_an_external_folder(
     ours_sync: lna.SyncLanceNamespace,
     external: tuple[list[str], Path, pa.Table],
     operation: str,
-    data_survives: bool,
 ) -> None:
+    """Outside the root a drop only deregisters (issue 14: RegisterTable + DropTable
+    deleted any directory the process could write)."""
     table, folder, data = external
 
     response = getattr(ours_sync, operation)({"id": table})
@@ -547,6 +545,17 @@ def test_drop_table_deletes_an_external_folder_while_deregister_table_leaves_it(
     with pytest.raises(errors.TableNotFoundError):
         ours_sync.table_exists({"id": table})
     assert ours_sync.list_tables({"id": ["ext"]}).tables == []
-    assert folder.exists() is data_survives
-    if data_survives:
-        assert lance.dataset(str(folder)).to_table().to_pylist() == data.to_pylist()
+    assert lance.dataset(str(folder)).to_table().to_pylist() == data.to_pylist()
+
+
+def test_drop_table_deletes_an_external_folder_under_drop_allowed_locations(
+    root: Path, external: tuple[list[str], Path, pa.Table]
+) -> None:
+    table, folder, _ = external
+    allowed = {"root": str(root), "drop_allowed_locations": str(folder.parent)}
+    with lna.connect_sync("dir", allowed) as ours:
+        response = ours.drop_table({"id": table})
+
+        assert _path_of(response.location) == folder.resolve()
+        assert not folder.exists()
+        assert folder.parent.exists(), "the allowed prefix itself stays"

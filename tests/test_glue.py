@@ -322,11 +322,11 @@ async def test_restrict_is_checked_before_deleting(
 
 
 async def test_cascade_drops_lance_tables_with_data_and_stops_at_foreign_tables(
-    moto_ns: lna.AsyncLanceNamespace, moto: str, tmp_path: Path
+    moto_ns: lna.AsyncLanceNamespace, moto: str, tmp_path: Path, root: Path
 ) -> None:
     glue = glue_client(moto)
     await moto_ns.create_namespace({"id": ["mixed"]})
-    location = lance_table_at(tmp_path / "data")
+    location = lance_table_at(root / "data")  # inside the storage root
     await moto_ns.register_table({"id": ["mixed", "lance_t"], "location": location})
     glue.create_table(
         DatabaseName="mixed",
@@ -451,11 +451,11 @@ async def test_list_tables_is_lance_only_sorted_and_paginated(
 
 
 async def test_register_deregister_and_drop(
-    moto_ns: lna.AsyncLanceNamespace, moto: str, tmp_path: Path
+    moto_ns: lna.AsyncLanceNamespace, moto: str, tmp_path: Path, root: Path
 ) -> None:
     glue = glue_client(moto)
     await moto_ns.create_namespace({"id": ["s"]})
-    location = lance_table_at(tmp_path / "data")
+    location = lance_table_at(root / "data")  # inside the storage root
     await moto_ns.register_table({"id": ["s", "t"], "location": location})
     table = glue.get_table(DatabaseName="s", Name="t")["Table"]
     assert table["StorageDescriptor"]["Location"] == location
@@ -797,12 +797,12 @@ async def test_a_catalog_below_a_catalog_cannot_be_created_through_glue(
 
 
 async def test_drop_catalog_restrict_and_cascade(
-    fake_ns: lna.AsyncLanceNamespace, fake: FakeGlue, tmp_path: Path
+    fake_ns: lna.AsyncLanceNamespace, fake: FakeGlue, tmp_path: Path, root: Path
 ) -> None:
     fake.add_catalog("sales")
     fake.add_catalog("sales/eu")
     fake.add_database("orders", catalog="sales/eu")
-    location = lance_table_at(tmp_path / "data")
+    location = lance_table_at(root / "data")  # inside the storage root
     fake.add_table("orders", "t", catalog="sales/eu", location=location)
     fake.add_catalog("empty")
     with pytest.raises(errors.NamespaceNotEmptyError) as caught:

@@ -444,10 +444,10 @@ async def test_restrict_refuses_a_database_with_tables(
 
 
 async def test_cascade_drops_lance_tables_with_data_and_stops_at_foreign_tables(
-    ns: lna.AsyncLanceNamespace, metastore: Metastore, db: str, tmp_path: Path
+    ns: lna.AsyncLanceNamespace, metastore: Metastore, db: str, tmp_path: Path, root: Path
 ) -> None:
     await ns.create_namespace({"id": [db]})
-    location = lance_table_at(tmp_path / "data")
+    location = lance_table_at(root / "data")  # inside the storage root
     await ns.register_table({"id": [db, "lance_t"], "location": location})
     foreign_data = tmp_path / "csv-files"
     foreign_data.mkdir()
@@ -682,10 +682,10 @@ async def test_list_tables_is_lance_only_sorted_and_paginated(
 
 
 async def test_deregister_keeps_the_data_and_drop_deletes_it(
-    ns: lna.AsyncLanceNamespace, metastore: Metastore, db: str, tmp_path: Path
+    ns: lna.AsyncLanceNamespace, metastore: Metastore, db: str, tmp_path: Path, root: Path
 ) -> None:
     await ns.create_namespace({"id": [db]})
-    location = lance_table_at(tmp_path / "data")
+    location = lance_table_at(root / "data")  # inside the storage root
     await ns.register_table({"id": [db, "t"], "location": location})
     deregistered = await ns.deregister_table({"id": [db, "t"]})
     assert same_place(deregistered.location, location)

@@ -248,9 +248,11 @@ async def test_describe_returns_location_storage_options_and_details(
         await ns.describe_table({"id": [WH, "db", "ghost"]})
 
 
-async def test_register_deregister_drop_and_exists(ns: IcebergNamespace, tmp_path: Path) -> None:
+async def test_register_deregister_drop_and_exists(
+    ns: IcebergNamespace, tmp_path: Path, root: Path
+) -> None:
     await ns.create_namespace({"id": [WH, "db"]})
-    existing = str(tmp_path / "existing")
+    existing = str(root / "existing")  # inside the storage root: a drop deletes it
     lance.write_dataset(pa.table({"x": [1, 2, 3]}), existing)
     await ns.register_table({"id": [WH, "db", "r"], "location": existing})
     await ns.table_exists({"id": [WH, "db", "r"]})

@@ -65,6 +65,7 @@ _NESTED = {
     "create_namespace_needs_its_parent": "nested",
     "drop_namespace_behavior_restrict_refuses_a_namespace_with_children": "nested",
     "drop_namespace_behavior_cascade_drops_child_namespaces": "nested",
+    "a_table_and_a_namespace_never_share_a_name": "nested",
 }
 _RENAME = {
     "rename_table_renames_within_its_namespace": "RenameTable",
@@ -116,6 +117,7 @@ PYLANCE_SERVER_BREAKS: dict[str, str] = {
     "register_table_mode_create_refuses_an_existing_table": _RELATIVE_ONLY,
     "register_table_mode_overwrite_replaces_the_registration": _RELATIVE_ONLY,
     "register_table_needs_its_namespace": _RELATIVE_ONLY,
+    "drop_table_keeps_the_data_of_a_table_registered_outside_the_root": _RELATIVE_ONLY,
     "describe_table_reads_the_latest_version_with_details": "no stats",
     "describe_table_of_a_missing_version_is_table_version_not_found": "succeeds",
     "table_exists_of_a_version": "the version is ignored",
@@ -209,23 +211,28 @@ def running(
     data = tmp / "lance-root"
     data.mkdir()
     many = MANY.get(name, 1000)
+    outside = str(tmp / "outside")  # beside the storage root, not in it
     if name == "dir":
-        yield KitSettings("dir", {"root": str(data)}, many=many)
+        yield KitSettings("dir", {"root": str(data)}, many=many, outside=outside)
     elif name == "rest-pylance":
         with pylance_adapter(data) as uri:
-            yield KitSettings("rest", {"uri": uri, "max_retries": "0"}, many=many)
+            properties = {"uri": uri, "max_retries": "0"}
+            yield KitSettings("rest", properties, many=many, outside=outside)
     elif name == "rest-adapter":
         with our_adapter(data) as uri:
-            yield KitSettings("rest", {"uri": uri, "max_retries": "0"}, many=many)
+            properties = {"uri": uri, "max_retries": "0"}
+            yield KitSettings("rest", properties, many=many, outside=outside)
     elif name == "iceberg":
         with iceberg_catalog(tmp / "iceberg") as catalog:
             properties = {"endpoint": catalog.uri, "root": str(data), "retry_backoff_ms": "1"}
-            yield KitSettings("iceberg", properties, root=("wh",), many=many)
+            yield KitSettings("iceberg", properties, root=("wh",), many=many, outside=outside)
     elif name == "unity":
         with unity_under_test() as server:  # LANCE_NS_UNITY_URI: a real server
             server.add_catalog("main")
             properties = {"endpoint": server.uri, "root": str(data), "retry_backoff_ms": "1"}
-            yield KitSettings("unity", properties, root=("main",), flat=True, many=many)
+            yield KitSettings(
+                "unity", properties, root=("main",), flat=True, many=many, outside=outside
+            )
     elif name in ("glue-moto", "glue-fake"):
         with aws_environment(), contextlib.ExitStack() as stack:
             properties = {"region": REGION, "root": str(data)}
@@ -234,11 +241,11 @@ def running(
                 properties |= {"child_catalogs": "false"}
             else:
                 properties |= {"endpoint": stack.enter_context(fake_glue()).endpoint}
-            yield KitSettings("glue", properties, flat=True, many=many)
+            yield KitSettings("glue", properties, flat=True, many=many, outside=outside)
     elif name.startswith("hive-"):
         metastore = hive_metastores(name.removeprefix("hive-"))
         properties = {"uri": metastore.uri, "root": str(data)}
-        yield KitSettings("hive", properties, flat=True, many=many)
+        yield KitSettings("hive", properties, flat=True, many=many, outside=outside)
     else:
         raise ValueError(name)
 

@@ -240,9 +240,9 @@ async def test_register_converts_columns_and_detailed_describe_opens_the_table(
         await ns.register_table({"id": [CAT, "s", "bad"], "location": str(tmp_path / "nothing")})
 
 
-async def test_exists_deregister_and_drop(ns: UnityNamespace, tmp_path: Path) -> None:
+async def test_exists_deregister_and_drop(ns: UnityNamespace, tmp_path: Path, root: Path) -> None:
     await ns.create_namespace({"id": [CAT, "s"]})
-    location = str(tmp_path / "data")
+    location = str(root / "data")  # inside the storage root: a drop deletes it
     lance.write_dataset(pa.table({"x": [1, 2, 3]}), location)
     await ns.register_table({"id": [CAT, "s", "t"], "location": location})
     await ns.table_exists({"id": [CAT, "s", "t"]})

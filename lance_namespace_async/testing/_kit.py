@@ -106,7 +106,9 @@ class KitSettings:
     namespace are then skipped, and the children a scenario lists are siblings of
     its own namespace. ``many`` is the number of children the pagination scenarios
     create, ``page_size`` the ``limit`` they list with, ``concurrency`` how many
-    calls they keep in flight while creating.
+    calls they keep in flight while creating. ``outside`` is a location outside the
+    backend's storage root where the kit may write tables (a path or URI the server
+    can read too); the scenarios that register a table there are skipped without it.
     """
 
     impl: str
@@ -116,6 +118,7 @@ class KitSettings:
     many: int = 1000
     page_size: int = 7
     concurrency: int = 16
+    outside: str | None = None
 
     def __post_init__(self) -> None:
         if not self.impl:
@@ -124,6 +127,12 @@ class KitSettings:
             raise ValueError("many, page_size and concurrency must be positive")
         object.__setattr__(self, "properties", dict(self.properties))
         object.__setattr__(self, "root", tuple(self.root))
+
+    def outside_location(self, name: str) -> str:
+        """A fresh location below ``outside`` (ScenarioSkipped without it)."""
+        if not self.outside:
+            raise ScenarioSkipped("needs a location outside the storage root (outside)")
+        return f"{self.outside.rstrip('/')}/{name}"
 
     def storage_options(self) -> dict[str, str]:
         """The ``storage.*`` properties, for writing table data with pylance."""

@@ -89,6 +89,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=16,
         help="calls in flight while creating many children (default 16)",
     )
+    group.addoption(
+        "--lance-ns-outside",
+        metavar="LOCATION",
+        default=None,
+        help="a writable location outside the backend's storage root, for the scenarios "
+        "that register tables there (skipped without it)",
+    )
 
 
 def settings_from_options(config: pytest.Config) -> KitSettings | None:
@@ -116,6 +123,7 @@ def settings_from_options(config: pytest.Config) -> KitSettings | None:
             many=int(config.getoption("lance_ns_many")),
             page_size=int(config.getoption("lance_ns_page_size")),
             concurrency=int(config.getoption("lance_ns_concurrency")),
+            outside=config.getoption("lance_ns_outside") or None,
         )
     except (LanceNamespaceError, ValueError) as exc:
         raise pytest.UsageError(f"lance-ns kit: {exc}") from None

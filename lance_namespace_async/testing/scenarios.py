@@ -509,6 +509,63 @@ async def register_table_needs_its_namespace(kit: Kit) -> None:
 
 
 @scenario()
+async def register_table_refuses_a_location_without_a_lance_table(kit: Kit) -> None:
+    """RegisterTable of a location where no Lance table is stored is InvalidInput (13),
+    and nothing changes (a later DropTable could otherwise delete whatever is there)."""
+    location = await _loose_table(kit)
+    await kit.refuses(
+        errors.InvalidInputError,
+        kit.ns.register_table,
+        {"id": kit.table("r"), "location": location.rstrip("/") + "_nothing_here"},
+    )
+
+
+@scenario()
+async def register_table_refuses_another_tables_location(kit: Kit) -> None:
+    """RegisterTable of the location of a table of the catalog under another name is
+    InvalidInput (13), and nothing changes: dropping the second name would delete the
+    first table's data."""
+    location = await kit.create_table(kit.table("t"))
+    await kit.refuses(
+        errors.InvalidInputError,
+        kit.ns.register_table,
+        {"id": kit.table("r"), "location": location},
+    )
+    assert await kit.count_rows(location) == 3
+
+
+@scenario()
+async def drop_table_keeps_the_data_of_a_table_registered_outside_the_root(kit: Kit) -> None:
+    """DropTable of a table registered at a location outside the storage root removes the
+    table and keeps its data: a namespace deletes only what lives in its storage."""
+    location = kit.settings.outside_location(f"kit_{kit.token}_outside")
+    await kit.write(location, 4)
+    kit.forget_later(location)
+    await kit.ns.register_table({"id": kit.table("r"), "location": location})
+    await kit.ns.drop_table({"id": kit.table("r")})
+    await _table_gone(kit, kit.table("r"))
+    assert await kit.count_rows(location) == 4, "DropTable deleted data outside the root"
+
+
+@scenario(nested=True)
+async def a_table_and_a_namespace_never_share_a_name(kit: Kit) -> None:
+    """Names are unique among a namespace's tables and namespaces: DeclareTable of a
+    child namespace's name is TableAlreadyExists (5), CreateNamespace (any mode) of a
+    table's name is NamespaceAlreadyExists (2), and nothing changes."""
+    await kit.ns.create_namespace({"id": kit.child("both")})
+    await kit.refuses(
+        errors.TableAlreadyExistsError, kit.ns.declare_table, {"id": kit.table("both")}
+    )
+    await kit.ns.declare_table({"id": kit.table("t")})
+    for mode in (*CREATE, *EXIST_OK, *OVERWRITE):
+        await kit.refuses(
+            errors.NamespaceAlreadyExistsError,
+            kit.ns.create_namespace,
+            {"id": kit.child("t"), "mode": mode},
+        )
+
+
+@scenario()
 async def deregister_table_removes_the_entry_and_keeps_the_data(kit: Kit) -> None:
     """DeregisterTable removes a table from the namespace and answers its location; the
     data stays readable there."""
