@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import warnings
@@ -10,8 +11,10 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from iceberg_real_server import ReferenceIcebergServer, reference_iceberg
 
 import lance_namespace_async as lna
+from jvm import need
 from lance_namespace_async.directory import DirectoryNamespace
 
 
@@ -118,3 +121,20 @@ def secrets_never_logged() -> Iterator[SecretScanner]:
     yield SECRET_SCANNER
     _attach_to_non_propagating_loggers()
     assert not SECRET_SCANNER.leaks, "secrets in the logs:\n" + "\n".join(SECRET_SCANNER.leaks)
+
+
+# -- real servers shared by the session ------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def iceberg_reference(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[ReferenceIcebergServer]:
+    """The Iceberg project's REST catalog server (tests/iceberg_real_server.py), once per
+    session: tests isolate themselves with namespaces of unique names."""
+    with contextlib.ExitStack() as stack:
+        server = need(
+            lambda: stack.enter_context(reference_iceberg(tmp_path_factory.mktemp("ice")))
+        )
+        print(f"\nIceberg REST reference server started in {server.startup_seconds:.1f} s")
+        yield server
