@@ -114,6 +114,29 @@ def _is_lance(properties: Mapping[str, Any]) -> bool:
     return str(properties.get(TABLE_TYPE, "")).lower() == "lance"
 
 
+#: table properties of Iceberg's own families, never storage options (Iceberg's
+#: reference server sets ``write.parquet.compression-codec`` on every table it creates)
+_ICEBERG_PROPERTY_FAMILIES = (
+    "read.",
+    "write.",
+    "commit.",
+    "history.",
+    "gc.",
+    "engine.",
+    "compatibility.",
+    "schema.",
+    "format-version",
+)
+
+
+def _lance_properties(properties: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        key: value
+        for key, value in properties.items()
+        if not str(key).startswith(_ICEBERG_PROPERTY_FAMILIES)
+    }
+
+
 def _separator(config: Mapping[str, str]) -> str:
     """The ``namespace-separator`` a server advertises (URL-encoded), else 0x1F."""
     advertised = unquote(config.get("namespace-separator") or "")
@@ -402,8 +425,9 @@ class IcebergNamespace(AsyncLanceNamespace):
         warehouse, levels = parts[0], parts[1:]
         properties = dict(body.get("properties") or {})
         what = f"CreateNamespace {'.'.join(parts)}"
+        await self._joined(warehouse, levels)  # a level holding the separator: unreachable
         if len(levels) > 1:
-            await self._require_parent(warehouse, levels, what)
+            await self._require_namespace(warehouse, levels[:-1], what)
         if mode == "Overwrite":
             await self._drop_tree(warehouse, levels, missing_ok=True)
         try:
@@ -424,22 +448,23 @@ class IcebergNamespace(AsyncLanceNamespace):
         created = self._json(response, what).get("properties") or properties
         return CreateNamespaceResponse.from_dict({"properties": created})
 
-    async def _require_parent(self, warehouse: str, levels: Identifier, what: str) -> None:
-        """NamespaceNotFound unless the parent of a nested namespace exists (seed 000).
+    async def _require_namespace(self, warehouse: str, levels: Identifier, what: str) -> None:
+        """NamespaceNotFound unless the namespace that is to hold a new one exists (seed 000).
 
-        Not every server checks: the Iceberg project's reference server (JdbcCatalog) and
-        pyiceberg's SqlCatalog create ``a.missing.x`` under an ``a`` without ``a.missing``.
+        Not every server checks: the Iceberg project's reference server (JdbcCatalog)
+        creates namespace ``a.missing.x`` under an ``a`` without ``a.missing``, and a table
+        in a namespace that does not exist; pyiceberg's SqlCatalog does the former.
         """
         try:
             await self._request(
                 "HEAD",
-                await self._ns_url(warehouse, levels[:-1]),
+                await self._ns_url(warehouse, levels),
                 what=what,
                 idempotent=True,
                 not_found=errors.NamespaceNotFoundError,
             )
         except errors.NamespaceNotFoundError:
-            parent = ".".join((warehouse, *levels[:-1]))
+            parent = ".".join((warehouse, *levels))
             raise errors.NamespaceNotFoundError(
                 f"{what}: the parent namespace {parent} does not exist"
             ) from None
@@ -539,8 +564,22 @@ class IcebergNamespace(AsyncLanceNamespace):
         if behavior == "Cascade":
             await self._drop_tree(warehouse, levels, missing_ok=not explicit_fail)
         else:
+            await self._require_no_children(warehouse, levels, what)
             await self._delete_namespace(warehouse, levels, what)
         return DropNamespaceResponse.from_dict({"properties": properties})
+
+    async def _require_no_children(self, warehouse: str, levels: Identifier, what: str) -> None:
+        """NamespaceNotEmpty when a child namespace exists (Restrict, seed 000).
+
+        The server refuses a namespace with tables, but not every one refuses a namespace
+        with child namespaces: the Iceberg reference server (JdbcCatalog) drops ``a``'s
+        properties while ``a.b`` exists, and ``a`` goes on existing through its child.
+        """
+        children, _ = await self._list_namespace_page(warehouse, levels, None, 1)
+        if children:
+            raise errors.NamespaceNotEmptyError(
+                f"{what}: the namespace holds namespace {children[0]!r}"
+            )
 
     async def _delete_namespace(self, warehouse: str, levels: Identifier, what: str) -> None:
         try:
@@ -673,6 +712,7 @@ class IcebergNamespace(AsyncLanceNamespace):
         properties: dict[str, str],
         what: str,
     ) -> dict[str, Any]:
+        await self._require_namespace(warehouse, levels, what)
         response = await self._request(
             "POST",
             await self._ns_url(warehouse, levels) + "/tables",
@@ -700,7 +740,7 @@ class IcebergNamespace(AsyncLanceNamespace):
         return DeclareTableResponse.from_dict(
             {
                 "location": location,
-                "storage_options": self.tables.options_for(properties, _MARKERS),
+                "storage_options": self.tables.options_for(_lance_properties(properties), _MARKERS),
                 "properties": properties,
             }
         )
@@ -738,7 +778,7 @@ class IcebergNamespace(AsyncLanceNamespace):
             "table": name,
             "namespace": [warehouse, *levels],
             "location": location,
-            "storage_options": self.tables.options_for(properties, _MARKERS),
+            "storage_options": self.tables.options_for(_lance_properties(properties), _MARKERS),
             "properties": properties,
         }
         version = body.get("version")
@@ -809,7 +849,9 @@ class IcebergNamespace(AsyncLanceNamespace):
         await self._deregister(warehouse, levels, name, what, dict(metadata))
         location = str(metadata.get("location") or "")
         if location:
-            options = self.tables.options_for(metadata.get("properties") or {}, _MARKERS)
+            options = self.tables.options_for(
+                _lance_properties(metadata.get("properties") or {}), _MARKERS
+            )
             await self.tables.delete(location, options)
 
     async def _drop_table(self, request: DropTableRequest) -> DropTableResponse:
