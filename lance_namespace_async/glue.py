@@ -12,7 +12,10 @@ deeper identifiers walk child catalogs down to a database
 property ``glue.namespace_type=catalog`` (otherwise a database is created).
 ListNamespaces of a catalog returns its databases and its child catalogs,
 merged and sorted. ``child_catalogs=false`` turns the catalog hierarchy off for
-Glue-compatible metastores without the catalog APIs (databases only).
+Glue-compatible metastores without the catalog APIs (databases only); unset, the
+backend finds out itself: the first catalog call that such an endpoint answers as an
+unknown operation (moto answers an HTML page with status 500) turns the hierarchy off
+for this connection, logged once at INFO. ``child_catalogs=true`` never falls back.
 
 A Lance table is an ``EXTERNAL_TABLE`` with ``Parameters.table_type=lance``
 (case-insensitive when read) and ``StorageDescriptor.Location`` its root.
@@ -26,6 +29,7 @@ calls (aiobotocore's refreshable credentials).
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from typing import Any, ClassVar, Self
@@ -84,6 +88,22 @@ except ImportError as _missing:  # pragma: no cover - exercised without the extr
 __all__ = ["GlueConfig", "GlueNamespace"]
 
 NAMESPACE_TYPE = "glue.namespace_type"
+logger = logging.getLogger("lance_namespace_async.glue")
+#: the catalog APIs a Glue-compatible metastore may lack (moto 5 does)
+_CATALOG_APIS = frozenset({"get_catalog", "get_catalogs", "create_catalog", "delete_catalog"})
+#: error codes of endpoints that do not know an operation
+_UNKNOWN_OPERATION_CODES = frozenset(
+    {
+        "UnknownOperationException",
+        "UnknownOperation",
+        "InvalidAction",
+        "InvalidActionException",
+        "UnsupportedOperation",
+        "UnsupportedOperationException",
+        "NotImplemented",
+        "NotImplementedException",
+    }
+)
 
 
 @attrs.frozen
@@ -103,7 +123,12 @@ class GlueConfig(BackendConfig):
     assume_role_session_name: str = prop(default="lance-namespace-async")
     assume_role_timeout_sec: int = prop(default=3600, parse=parse_positive_int)
     root: str | None = prop(default=None, doc="storage root of new tables (default: cwd)")
-    child_catalogs: bool = prop(default=True, parse=parse_bool)
+    child_catalogs: bool | None = prop(
+        default=None,
+        parse=parse_bool,
+        doc="child catalogs as namespace levels; unset: on unless the endpoint lacks the "
+        "catalog APIs (then databases only, for this connection)",
+    )
     max_retries: int = prop(default=3, parse=parse_non_negative_int)
     connect_timeout: int = prop(default=10000, parse=parse_positive_int)
     read_timeout: int = prop(default=30000, parse=parse_positive_int)
@@ -145,6 +170,25 @@ _GLUE_CODES: dict[str, type[errors.LanceNamespaceError]] = {
 }
 
 
+def _unknown_operation(exc: ClientError) -> bool:
+    """Whether an answer says the endpoint lacks the operation (not that an entity does)."""
+    error = exc.response.get("Error") or {}
+    code = str(error.get("Code") or "")
+    if code in _UNKNOWN_OPERATION_CODES:
+        return True
+    # no AWS error document, only a status (botocore then uses it as the code): an HTML
+    # page of a 500 (moto: "The ... action has not been implemented"), or 404/405/501
+    status = int((exc.response.get("ResponseMetadata") or {}).get("HTTPStatusCode") or 0)
+    message = str(error.get("Message") or "").lstrip()
+    if code != str(status):
+        return False
+    return status in (404, 405, 501) or (status == 500 and message.startswith("<"))
+
+
+class _NoCatalogApis(errors.UnsupportedOperationError):
+    """The endpoint has no catalog APIs: namespaces are databases on this connection."""
+
+
 @attrs.frozen
 class _Database:
     catalog_id: str | None  # None: the caller's account catalog
@@ -171,6 +215,8 @@ class GlueNamespace(AsyncLanceNamespace):
         self._open_lock = anyio.Lock()
         self._account: str | None = config.catalog_id
         self._known_catalogs: set[str] = set()
+        #: found out on this connection: the endpoint answers catalog calls as unknown
+        self._no_catalog_apis = False
         # DeleteDatabase cascades: a Restrict drop checks "empty" itself, so creations
         # inside a namespace are kept apart from its drop (in this process)
         self._guard = NamespaceGuard()
@@ -292,10 +338,37 @@ class GlueNamespace(AsyncLanceNamespace):
         route = {k: kwargs.pop(k) for k in ("not_found", "exists") if k in kwargs}
         client = await self._glue()
         arguments = {k: v for k, v in kwargs.items() if v is not None}
-        result: dict[str, Any] = await self._aws(
-            getattr(client, action)(**arguments), what, **route
-        )
+        try:
+            result: dict[str, Any] = await getattr(client, action)(**arguments)
+        except ClientError as exc:
+            if action in _CATALOG_APIS and _unknown_operation(exc):
+                self._catalog_apis_missing(action)
+            raise _glue_error(exc, what, **route) from None
+        except BotoCoreError as exc:
+            raise errors.ServiceUnavailableError(f"{what}: {type(exc).__name__}: {exc}") from None
         return result
+
+    @property
+    def _child_catalogs(self) -> bool:
+        """Child catalogs are namespace levels: configured, else unless found missing."""
+        if self.config.child_catalogs is not None:
+            return self.config.child_catalogs
+        return not self._no_catalog_apis
+
+    def _catalog_apis_missing(self, action: str) -> None:
+        """Fall back to databases only (unless ``child_catalogs=true`` was asked for)."""
+        if self.config.child_catalogs:
+            return
+        if not self._no_catalog_apis:
+            self._no_catalog_apis = True
+            logger.info(
+                "glue endpoint %s does not support %s: child catalogs are off for this "
+                "connection, namespaces are databases (set child_catalogs=false to skip "
+                "the probe, true to never fall back)",
+                self.config.endpoint or "<aws>",
+                action,
+            )
+        raise _NoCatalogApis(f"the Glue endpoint does not support {action}")
 
     async def _pages(
         self, action: str, field: str, what: str, **kwargs: Any
@@ -342,7 +415,7 @@ class GlueNamespace(AsyncLanceNamespace):
                 CatalogId=catalog_id,
                 not_found=errors.NamespaceNotFoundError,
             )
-        except errors.NamespaceNotFoundError:
+        except (errors.NamespaceNotFoundError, _NoCatalogApis):
             return False
         self._known_catalogs.add(catalog_id)
         return True
@@ -361,9 +434,10 @@ class GlueNamespace(AsyncLanceNamespace):
         """The CatalogId of a catalog path (None: the default account catalog)."""
         if not path:
             return self.config.catalog_id
-        if not self.config.child_catalogs:
+        if not self._child_catalogs:
             raise errors.InvalidInputError(
-                "child catalogs are off (child_catalogs=false): namespaces are databases"
+                "child catalogs are off (child_catalogs=false, or the endpoint lacks the "
+                "catalog APIs): namespaces are databases"
             )
         if not await self._catalog_exists(path):
             raise errors.NamespaceNotFoundError(f"catalog {'$'.join(path)!r} not found")
@@ -379,7 +453,7 @@ class GlueNamespace(AsyncLanceNamespace):
         """``catalog`` or ``database``: a child catalog of that name wins (seed 004)."""
         if not path:
             return "catalog"
-        if self.config.child_catalogs and len(path) >= 1:
+        if self._child_catalogs and len(path) >= 1:
             await self._catalog_of(path[:-1])
             if await self._catalog_exists(path):
                 return "catalog"
@@ -437,8 +511,11 @@ class GlueNamespace(AsyncLanceNamespace):
                 return CreateNamespaceResponse.from_dict({"properties": existing})
             await self._drop_tree(path, what)
         if as_catalog:
-            if not self.config.child_catalogs:
-                raise errors.InvalidInputError("child catalogs are off (child_catalogs=false)")
+            if not self._child_catalogs:
+                raise errors.InvalidInputError(
+                    "child catalogs are off (child_catalogs=false, or the endpoint lacks the "
+                    "catalog APIs)"
+                )
             await self._call(
                 "create_catalog",
                 what,
@@ -468,12 +545,13 @@ class GlueNamespace(AsyncLanceNamespace):
                 "get_databases", "DatabaseList", what, CatalogId=catalog_id
             )
             names += [str(d["Name"]) for d in databases if d.get("Name")]
-            if self.config.child_catalogs:
+            if self._child_catalogs:
                 parent = catalog_id or await self._root_catalog()
-                children = await self._pages(
-                    "get_catalogs", "CatalogList", what, ParentCatalogId=parent, Recursive=False
-                )
-                names += [str(c["Name"]).rsplit("/", 1)[-1] for c in children if c.get("Name")]
+                with contextlib.suppress(_NoCatalogApis):
+                    children = await self._pages(
+                        "get_catalogs", "CatalogList", what, ParentCatalogId=parent, Recursive=False
+                    )
+                    names += [str(c["Name"]).rsplit("/", 1)[-1] for c in children if c.get("Name")]
         else:
             await self._get_database(await self._database(path), what)  # databases are leaves
         page, token = page_of(names, body.get("page_token"), body.get("limit"))
@@ -519,14 +597,15 @@ class GlueNamespace(AsyncLanceNamespace):
         catalog_id = await self._catalog_of(path)
         databases = await self._pages("get_databases", "DatabaseList", what, CatalogId=catalog_id)
         catalogs: list[dict[str, Any]] = []
-        if self.config.child_catalogs:
-            catalogs = await self._pages(
-                "get_catalogs",
-                "CatalogList",
-                what,
-                ParentCatalogId=catalog_id or await self._root_catalog(),
-                Recursive=False,
-            )
+        if self._child_catalogs:
+            with contextlib.suppress(_NoCatalogApis):
+                catalogs = await self._pages(
+                    "get_catalogs",
+                    "CatalogList",
+                    what,
+                    ParentCatalogId=catalog_id or await self._root_catalog(),
+                    Recursive=False,
+                )
         return (
             [str(d["Name"]) for d in databases],
             [str(c["Name"]).rsplit("/", 1)[-1] for c in catalogs],
