@@ -35,8 +35,12 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jvm import JavaServer, classpath, free_port, java_server
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog.rest import RestCatalog
 
 __all__ = [
     "ICEBERG_VERSION",
@@ -70,7 +74,7 @@ class ReferenceIcebergServer:
 
     java: JavaServer
     warehouse: Path
-    _clients: list[object] = field(default_factory=list, repr=False)
+    _clients: list[RestCatalog] = field(default_factory=list, repr=False)
 
     @property
     def uri(self) -> str:
@@ -84,7 +88,7 @@ class ReferenceIcebergServer:
         """Backend properties for this server (no prefix: it serves one catalog)."""
         return {"endpoint": self.uri, "warehouse_prefix": "false", **extra}
 
-    def rest_client(self) -> object:
+    def rest_client(self) -> RestCatalog:
         """pyiceberg's RestCatalog on this server: the independent reader."""
         from pyiceberg.catalog.rest import RestCatalog
 

@@ -63,9 +63,7 @@ class Catalog:
         if self.lookalike is not None:
             return self.lookalike.rest_client(WH)
         assert self.reference is not None
-        client = self.reference.rest_client()
-        assert isinstance(client, RestCatalog)
-        return client
+        return self.reference.rest_client()
 
 
 @pytest.fixture(params=["reference", "lookalike-defaults", "lookalike-none"])
@@ -73,9 +71,7 @@ def catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Catalog]
     if request.param == "reference":
         server: ReferenceIcebergServer = request.getfixturevalue("iceberg_reference")
         base = unique_name("t")
-        client = server.rest_client()
-        assert isinstance(client, RestCatalog)
-        client.create_namespace(base)
+        server.rest_client().create_namespace(base)
         yield Catalog(server.uri, server.properties(), (base,), None, server)
         return
     mode = request.param.removeprefix("lookalike-")
