@@ -1,9 +1,9 @@
-"""The Iceberg REST catalog test server, checked with pyiceberg's own RestCatalog.
+"""Our Iceberg REST look-alike (tests/iceberg_rest_server.py), checked with pyiceberg.
 
 pyiceberg's ``RestCatalog`` is the independent client; raw httpx calls cover what it
 cannot show (absent ``metadata-location``, commit requirements, pagination tokens,
 invalid requests). Every test runs inside ``iceberg_catalog``, which raises at exit if a
-request or a response broke the Iceberg REST OpenAPI document.
+request or a response broke our contract, tests/contracts/iceberg-rest.yaml.
 """
 
 from __future__ import annotations

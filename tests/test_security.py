@@ -11,6 +11,9 @@
   and works once the CA is configured through properties.
 * The REST adapter's bearer check: missing, wrong and malformed headers are 401 with
   code 16, compared in constant time, and nothing is applied.
+
+The Iceberg catalog here is our look-alike (tests/iceberg_rest_server.py): it enforces
+OAuth2 and can serve TLS, which the Iceberg reference server does not.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 One real Spark session (JVM, Python workers in their own processes) serves the
 module. Tables live in real catalogs: a directory, our REST adapter (the rest
 backend over HTTP), and the Iceberg, Unity, Glue (moto) and Hive (a real
-metastore) test servers. Data is checked against what Spark itself computes
+metastore) test servers (Iceberg: our look-alike, tests/iceberg_rest_server.py). Data is checked against what Spark itself computes
 from the same rows, and against the tables opened directly with pylance.
 """
 
