@@ -363,8 +363,13 @@ class IcebergNamespace(AsyncLanceNamespace):
         return separator.join(levels)
 
     async def _ns_url(self, warehouse: str, levels: Identifier) -> str:
-        """The namespace's API path: levels joined, percent-encoded once."""
-        joined = quote(await self._joined(warehouse, levels), safe="")
+        """The namespace's API path: levels percent-encoded once, joined by the separator
+        percent-encoded too (``%1F``; ``%2E`` for ``.``, which ``quote`` would leave as is
+        and the server would then read as part of one level)."""
+        await self._joined(warehouse, levels)  # refuses a level holding the separator
+        separator = (await self._warehouse(warehouse)).separator
+        encoded = "".join(f"%{byte:02X}" for byte in separator.encode())
+        joined = encoded.join(quote(level, safe="") for level in levels)
         return f"{await self._base(warehouse)}/namespaces/{joined}"
 
     async def _base(self, warehouse: str) -> str:
@@ -564,22 +569,8 @@ class IcebergNamespace(AsyncLanceNamespace):
         if behavior == "Cascade":
             await self._drop_tree(warehouse, levels, missing_ok=not explicit_fail)
         else:
-            await self._require_no_children(warehouse, levels, what)
             await self._delete_namespace(warehouse, levels, what)
         return DropNamespaceResponse.from_dict({"properties": properties})
-
-    async def _require_no_children(self, warehouse: str, levels: Identifier, what: str) -> None:
-        """NamespaceNotEmpty when a child namespace exists (Restrict, seed 000).
-
-        The server refuses a namespace with tables, but not every one refuses a namespace
-        with child namespaces: the Iceberg reference server (JdbcCatalog) drops ``a``'s
-        properties while ``a.b`` exists, and ``a`` goes on existing through its child.
-        """
-        children, _ = await self._list_namespace_page(warehouse, levels, None, 1)
-        if children:
-            raise errors.NamespaceNotEmptyError(
-                f"{what}: the namespace holds namespace {children[0]!r}"
-            )
 
     async def _delete_namespace(self, warehouse: str, levels: Identifier, what: str) -> None:
         try:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+import httpx
 import lance
 import pyarrow as pa
 import pytest
@@ -476,6 +477,92 @@ def test_arrow_to_iceberg_types() -> None:
     assert types["m"]["value"] == "long"
     ids = [f["id"] for f in converted["fields"]]
     assert len(set(ids)) == len(ids)
+
+
+# -- what the Iceberg reference server does (measured) ---------------------------------------
+# Each fact is where it departs from our look-alike or from seed 000, and is why the
+# backend or the fixtures do what they do; an upgrade that changes one fails here.
+
+
+@pytest.fixture
+def reference_http(iceberg_reference: ReferenceIcebergServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=iceberg_reference.uri, timeout=30) as client:
+        yield client
+
+
+def _create(http: httpx.Client, *levels: str) -> httpx.Response:
+    return http.post("/v1/namespaces", json={"namespace": list(levels)})
+
+
+def test_reference_serves_one_catalog_without_a_prefix(reference_http: httpx.Client) -> None:
+    config = reference_http.get("/v1/config", params={"warehouse": "wh"}).json()
+    assert "prefix" not in config["defaults"]
+    assert "prefix" not in config["overrides"]
+    # hence warehouse_prefix=false: seed 000's fallback (the warehouse as prefix) has no route
+    routed = reference_http.get("/v1/wh/namespaces")
+    assert routed.status_code == 400
+    assert "No route" in routed.json()["error"]["message"]
+
+
+def test_reference_joins_levels_with_a_dot_and_refuses_0x1f(reference_http: httpx.Client) -> None:
+    config = reference_http.get("/v1/config").json()
+    assert config["overrides"]["namespace-separator"] == "%2E"
+    top = unique_name("sep")
+    assert _create(reference_http, top, "child").status_code == 200
+    assert reference_http.head(f"/v1/namespaces/{top}%2Echild").status_code == 204
+    # the REST spec says servers must also accept %1F; Jetty refuses it before the catalog
+    refused = reference_http.head(f"/v1/namespaces/{top}%1Fchild")
+    assert refused.status_code == 400
+    page = reference_http.get(f"/v1/namespaces/{top}%1Fchild")
+    assert page.headers["content-type"].startswith("text/html")
+    assert "Suspicious Path Character" in page.text
+
+
+def test_reference_does_not_check_parents(reference_http: httpx.Client) -> None:
+    top = unique_name("parent")
+    assert _create(reference_http, top).status_code == 200
+    # seed 000 wants NamespaceNotFound; the backend checks the parent itself
+    assert reference_http.head(f"/v1/namespaces/{top}%2Emissing").status_code == 404
+    assert _create(reference_http, top, "missing", "x").status_code == 200
+    # ... and from then on the parent exists, through its child
+    assert reference_http.head(f"/v1/namespaces/{top}%2Emissing").status_code == 204
+    # and a table may be created in a namespace that does not exist (the look-alike: 404)
+    body = {"name": "t", "schema": {"type": "struct", "fields": []}}
+    created = reference_http.post(f"/v1/namespaces/{top}%2Eghost/tables", json=body)
+    assert created.status_code == 200
+    assert reference_http.head(f"/v1/namespaces/{top}%2Eghost").status_code == 204
+
+
+def test_reference_reads_a_literal_dot_as_part_of_one_level(reference_http: httpx.Client) -> None:
+    top = unique_name("dot")
+    for levels in ((top,), (top, "a"), (top, "a", "b")):
+        assert _create(reference_http, *levels).status_code == 200
+    # the separator encoded: two levels, and a namespace with a child is not dropped
+    assert reference_http.delete(f"/v1/namespaces/{top}%2Ea").status_code == 409
+    # a literal "." (what urllib's quote leaves of "."): one level "<top>.a", which the
+    # server finds, and drops although it has a child. So the backend encodes it, %2E.
+    assert reference_http.get(f"/v1/namespaces/{top}.a").status_code == 200
+    assert reference_http.delete(f"/v1/namespaces/{top}.a").status_code == 204
+
+
+def test_reference_adds_its_own_table_properties_and_error_stacks(
+    reference_http: httpx.Client,
+) -> None:
+    top = unique_name("props")
+    assert _create(reference_http, top).status_code == 200
+    body = {
+        "name": "t",
+        "schema": {"type": "struct", "fields": []},
+        "properties": {"table_type": "lance"},
+    }
+    created = reference_http.post(f"/v1/namespaces/{top}/tables", json=body).json()
+    # not storage options (see iceberg._ICEBERG_PROPERTY_FAMILIES)
+    assert created["metadata"]["properties"]["write.parquet.compression-codec"] == "zstd"
+    # every error carries the Java stack (our contract allows "stack")
+    missing = reference_http.get(f"/v1/namespaces/{top}/tables/ghost").json()["error"]
+    assert missing["type"] == "NoSuchTableException"
+    assert missing["code"] == 404
+    assert isinstance(missing["stack"], list)
 
 
 # -- end to end, faults, auth -------------------------------------------------------------
