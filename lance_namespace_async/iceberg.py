@@ -469,9 +469,9 @@ class IcebergNamespace(AsyncLanceNamespace):
                 not_found=errors.NamespaceNotFoundError,
             )
         except errors.NamespaceNotFoundError:
-            parent = ".".join((warehouse, *levels))
+            holder = ".".join((warehouse, *levels))
             raise errors.NamespaceNotFoundError(
-                f"{what}: the parent namespace {parent} does not exist"
+                f"{what}: namespace {holder} does not exist"
             ) from None
 
     async def _namespace_properties(

@@ -183,7 +183,7 @@ async def test_a_level_holding_the_separator_is_refused(
 
 async def test_a_nested_namespace_needs_its_parent(ns: IcebergNamespace, catalog: Catalog) -> None:
     # seed 000: NamespaceNotFound (1); the reference server itself would create it
-    with pytest.raises(errors.NamespaceNotFoundError, match="parent") as caught:
+    with pytest.raises(errors.NamespaceNotFoundError, match="missing does not exist") as caught:
         await ns.create_namespace({"id": catalog.id("missing", "child")})
     assert caught.value.code == 1
     with pytest.raises(errors.NamespaceNotFoundError):
