@@ -91,6 +91,8 @@ NAMESPACE_TYPE = "glue.namespace_type"
 logger = logging.getLogger("lance_namespace_async.glue")
 #: the catalog APIs a Glue-compatible metastore may lack (moto 5 does)
 _CATALOG_APIS = frozenset({"get_catalog", "get_catalogs", "create_catalog", "delete_catalog"})
+#: the reads among them that find out, sent once (see ``GlueNamespace._probe``)
+_PROBES = frozenset({"get_catalog", "get_catalogs"})
 #: error codes of endpoints that do not know an operation
 _UNKNOWN_OPERATION_CODES = frozenset(
     {
@@ -217,6 +219,9 @@ class GlueNamespace(AsyncLanceNamespace):
         self._known_catalogs: set[str] = set()
         #: found out on this connection: the endpoint answers catalog calls as unknown
         self._no_catalog_apis = False
+        #: ... or it answered one as Glue does: no more probing
+        self._catalog_apis_seen = False
+        self._probe_client: Any = None
         # DeleteDatabase cascades: a Restrict drop checks "empty" itself, so creations
         # inside a namespace are kept apart from its drop (in this process)
         self._guard = NamespaceGuard()
@@ -335,9 +340,13 @@ class GlueNamespace(AsyncLanceNamespace):
             raise errors.ServiceUnavailableError(f"{what}: {type(exc).__name__}: {exc}") from None
 
     async def _call(self, action: str, what: str, **kwargs: Any) -> dict[str, Any]:
-        route = {k: kwargs.pop(k) for k in ("not_found", "exists") if k in kwargs}
+        route: dict[str, Any] = {k: kwargs.pop(k) for k in ("not_found", "exists") if k in kwargs}
         client = await self._glue()
         arguments = {k: v for k, v in kwargs.items() if v is not None}
+        if action in _PROBES and self.config.child_catalogs is None:
+            probed = await self._probe(action, what, arguments, route)
+            if probed is not None:
+                return probed
         try:
             result: dict[str, Any] = await getattr(client, action)(**arguments)
         except ClientError as exc:
@@ -346,6 +355,48 @@ class GlueNamespace(AsyncLanceNamespace):
             raise _glue_error(exc, what, **route) from None
         except BotoCoreError as exc:
             raise errors.ServiceUnavailableError(f"{what}: {type(exc).__name__}: {exc}") from None
+        if action in _CATALOG_APIS:
+            self._catalog_apis_seen = True
+        return result
+
+    async def _probe(
+        self, action: str, what: str, arguments: dict[str, Any], route: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """The first catalog read, sent once by a client that does not retry.
+
+        An endpoint without the catalog APIs would otherwise be asked again through
+        botocore's retries of its 500 (seconds on moto). Any other failure returns None:
+        the read is then sent by the usual client, with its retries.
+        """
+        if self._catalog_apis_seen or self._no_catalog_apis:
+            return None
+        if self._probe_client is None:
+            session = await self._session()
+            async with self._open_lock:
+                if self._probe_client is None and self._stack is not None:
+                    once = BotocoreConfig(retries={"total_max_attempts": 1, "mode": "standard"})
+                    self._probe_client = await self._stack.enter_async_context(
+                        session.client(
+                            "glue",
+                            endpoint_url=self.config.endpoint,
+                            region_name=self.config.region,
+                            config=self._botocore_config().merge(once),
+                        )
+                    )
+        if self._probe_client is None:
+            return None
+        try:
+            result: dict[str, Any] = await getattr(self._probe_client, action)(**arguments)
+        except ClientError as exc:
+            if _unknown_operation(exc):
+                self._catalog_apis_missing(action)
+            if (exc.response.get("Error") or {}).get("Code") != "EntityNotFoundException":
+                return None
+            self._catalog_apis_seen = True
+            raise _glue_error(exc, what, **route) from None
+        except BotoCoreError:
+            return None
+        self._catalog_apis_seen = True
         return result
 
     @property

@@ -190,12 +190,12 @@ def test_moto_assume_role_scopes_resources_by_the_role_account(moto: str) -> Non
 # -- an endpoint without the catalog APIs, default settings (issue 15) ------------------------
 
 
-@pytest.mark.usefixtures("no_backoff")  # botocore retries moto's 500 before we see it
 async def test_default_settings_fall_back_to_databases_on_moto(
     moto: str, root: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # child_catalogs unset: the first one-level identifier asks GetCatalog, moto answers an
-    # HTML 500, and from then on this connection treats namespaces as databases
+    # child_catalogs unset: the first one-level identifier asks GetCatalog (once, without
+    # botocore's retries), moto answers an HTML 500, and from then on this connection
+    # treats namespaces as databases
     properties = {"endpoint": moto, "region": REGION, "root": str(root)}
     with caplog.at_level(logging.INFO, logger="lance_namespace_async.glue"):
         async with lna.connect("glue", properties) as ns:
@@ -242,6 +242,22 @@ async def test_a_missing_catalog_is_not_a_missing_api(fake: FakeGlue, root: Path
         await ns.create_namespace({"id": ["db"]})
         await ns.create_namespace({"id": ["cat"], "properties": {"glue.namespace_type": "catalog"}})
         assert (await ns.list_namespaces({})).namespaces == ["cat", "db"]
+
+
+@pytest.mark.usefixtures("no_backoff")
+async def test_a_failing_first_catalog_read_is_asked_again_with_retries(
+    fake: FakeGlue, root: Path
+) -> None:
+    # Glue's own 500 (a JSON InternalServiceException) is no missing API: the read the
+    # probe sent once goes out again through botocore's retries, and catalogs stay on
+    fake.add_catalog("cat")
+    fake.fail_next("InternalServiceException", count=2, action="GetCatalog")
+    async with lna.connect("glue", fake_properties(fake, root)) as ns:
+        await ns.namespace_exists({"id": ["cat"]})
+        await ns.create_namespace({"id": ["cat", "db"]})
+    reads = [body for action, body in glue_calls(fake) if action == "GetCatalog"]
+    assert len(reads) >= 3  # the probe, then the usual client's attempt and retry
+    assert set(fake.databases(catalog="cat")) == {"db"}
 
 
 # -- configuration -------------------------------------------------------------------------------
