@@ -16,8 +16,13 @@ What it is, as a client sees it (each point met by the suite):
 * ``namespace-separator`` is ``%2E`` (``.``): Jetty 12 refuses ``%1F`` in a path
   ("400 Suspicious Path Character", an HTML page) although the OpenAPI document says
   servers must accept it;
+* a literal ``.`` in a path is part of one level (``a.b`` is the namespace ``["a.b"]``):
+  the separator must be sent encoded, ``%2E``;
 * it does not check parents: ``POST /v1/namespaces {"namespace": ["a", "missing", "x"]}``
-  succeeds when ``a.missing`` does not exist;
+  succeeds when ``a.missing`` does not exist, and so does creating a table in a
+  namespace that does not exist (both then exist implicitly);
+* every table it creates gets ``write.parquet.compression-codec=zstd``, and every error
+  carries the Java ``stack``;
 * it listens on every interface: ``RESTCatalogServer`` builds ``new Server(port)`` and
   takes no host, so the port is a free one and requests go to 127.0.0.1 only.
 
