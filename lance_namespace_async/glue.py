@@ -12,7 +12,10 @@ deeper identifiers walk child catalogs down to a database
 property ``glue.namespace_type=catalog`` (otherwise a database is created).
 ListNamespaces of a catalog returns its databases and its child catalogs,
 merged and sorted. ``child_catalogs=false`` turns the catalog hierarchy off for
-Glue-compatible metastores without the catalog APIs (databases only).
+Glue-compatible metastores without the catalog APIs (databases only); unset, the
+backend finds out itself: the first catalog call that such an endpoint answers as an
+unknown operation (moto answers an HTML page with status 500) turns the hierarchy off
+for this connection, logged once at INFO. ``child_catalogs=true`` never falls back.
 
 A Lance table is an ``EXTERNAL_TABLE`` with ``Parameters.table_type=lance``
 (case-insensitive when read) and ``StorageDescriptor.Location`` its root.
@@ -36,6 +39,7 @@ the root and places inside, holding or belonging to another table.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from typing import Any, ClassVar, Self
@@ -103,6 +107,24 @@ except ImportError as _missing:  # pragma: no cover - exercised without the extr
 __all__ = ["GlueConfig", "GlueNamespace"]
 
 NAMESPACE_TYPE = "glue.namespace_type"
+logger = logging.getLogger("lance_namespace_async.glue")
+#: the catalog APIs a Glue-compatible metastore may lack (moto 5 does)
+_CATALOG_APIS = frozenset({"get_catalog", "get_catalogs", "create_catalog", "delete_catalog"})
+#: the reads among them that find out, sent once (see ``GlueNamespace._probe``)
+_PROBES = frozenset({"get_catalog", "get_catalogs"})
+#: error codes of endpoints that do not know an operation
+_UNKNOWN_OPERATION_CODES = frozenset(
+    {
+        "UnknownOperationException",
+        "UnknownOperation",
+        "InvalidAction",
+        "InvalidActionException",
+        "UnsupportedOperation",
+        "UnsupportedOperationException",
+        "NotImplemented",
+        "NotImplementedException",
+    }
+)
 
 
 @attrs.frozen
@@ -129,7 +151,12 @@ class GlueConfig(BackendConfig):
     drop_allowed_locations: tuple[str, ...] = prop(
         default=(), parse=parse_locations, doc=DROP_ALLOWED_LOCATIONS_DOC
     )
-    child_catalogs: bool = prop(default=True, parse=parse_bool)
+    child_catalogs: bool | None = prop(
+        default=None,
+        parse=parse_bool,
+        doc="child catalogs as namespace levels; unset: on unless the endpoint lacks the "
+        "catalog APIs (then databases only, for this connection)",
+    )
     max_retries: int = prop(default=3, parse=parse_non_negative_int)
     connect_timeout: int = prop(default=10000, parse=parse_positive_int)
     read_timeout: int = prop(default=30000, parse=parse_positive_int)
@@ -171,6 +198,25 @@ _GLUE_CODES: dict[str, type[errors.LanceNamespaceError]] = {
 }
 
 
+def _unknown_operation(exc: ClientError) -> bool:
+    """Whether an answer says the endpoint lacks the operation (not that an entity does)."""
+    error = exc.response.get("Error") or {}
+    code = str(error.get("Code") or "")
+    if code in _UNKNOWN_OPERATION_CODES:
+        return True
+    # no AWS error document, only a status (botocore then uses it as the code): an HTML
+    # page of a 500 (moto: "The ... action has not been implemented"), or 404/405/501
+    status = int((exc.response.get("ResponseMetadata") or {}).get("HTTPStatusCode") or 0)
+    message = str(error.get("Message") or "").lstrip()
+    if code != str(status):
+        return False
+    return status in (404, 405, 501) or (status == 500 and message.startswith("<"))
+
+
+class _NoCatalogApis(errors.UnsupportedOperationError):
+    """The endpoint has no catalog APIs: namespaces are databases on this connection."""
+
+
 @attrs.frozen
 class _Database:
     catalog_id: str | None  # None: the caller's account catalog
@@ -202,6 +248,11 @@ class GlueNamespace(AsyncLanceNamespace):
         self._open_lock = anyio.Lock()
         self._account: str | None = config.catalog_id
         self._known_catalogs: set[str] = set()
+        #: found out on this connection: the endpoint answers catalog calls as unknown
+        self._no_catalog_apis = False
+        #: ... or it answered one as Glue does: no more probing
+        self._catalog_apis_seen = False
+        self._probe_client: Any = None
         # DeleteDatabase cascades: a Restrict drop checks "empty" itself, so creations
         # inside a namespace are kept apart from its drop (in this process)
         self._guard = NamespaceGuard()
@@ -320,13 +371,86 @@ class GlueNamespace(AsyncLanceNamespace):
             raise errors.ServiceUnavailableError(f"{what}: {type(exc).__name__}: {exc}") from None
 
     async def _call(self, action: str, what: str, **kwargs: Any) -> dict[str, Any]:
-        route = {k: kwargs.pop(k) for k in ("not_found", "exists") if k in kwargs}
+        route: dict[str, Any] = {k: kwargs.pop(k) for k in ("not_found", "exists") if k in kwargs}
         client = await self._glue()
         arguments = {k: v for k, v in kwargs.items() if v is not None}
-        result: dict[str, Any] = await self._aws(
-            getattr(client, action)(**arguments), what, **route
-        )
+        if action in _PROBES and self.config.child_catalogs is None:
+            probed = await self._probe(action, what, arguments, route)
+            if probed is not None:
+                return probed
+        try:
+            result: dict[str, Any] = await getattr(client, action)(**arguments)
+        except ClientError as exc:
+            if action in _CATALOG_APIS and _unknown_operation(exc):
+                self._catalog_apis_missing(action)
+            raise _glue_error(exc, what, **route) from None
+        except BotoCoreError as exc:
+            raise errors.ServiceUnavailableError(f"{what}: {type(exc).__name__}: {exc}") from None
+        if action in _CATALOG_APIS:
+            self._catalog_apis_seen = True
         return result
+
+    async def _probe(
+        self, action: str, what: str, arguments: dict[str, Any], route: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """The first catalog read, sent once by a client that does not retry.
+
+        An endpoint without the catalog APIs would otherwise be asked again through
+        botocore's retries of its 500 (seconds on moto). Any other failure returns None:
+        the read is then sent by the usual client, with its retries.
+        """
+        if self._catalog_apis_seen or self._no_catalog_apis:
+            return None
+        if self._probe_client is None:
+            session = await self._session()
+            async with self._open_lock:
+                if self._probe_client is None and self._stack is not None:
+                    once = BotocoreConfig(retries={"total_max_attempts": 1, "mode": "standard"})
+                    self._probe_client = await self._stack.enter_async_context(
+                        session.client(
+                            "glue",
+                            endpoint_url=self.config.endpoint,
+                            region_name=self.config.region,
+                            config=self._botocore_config().merge(once),
+                        )
+                    )
+        if self._probe_client is None:
+            return None
+        try:
+            result: dict[str, Any] = await getattr(self._probe_client, action)(**arguments)
+        except ClientError as exc:
+            if _unknown_operation(exc):
+                self._catalog_apis_missing(action)
+            if (exc.response.get("Error") or {}).get("Code") != "EntityNotFoundException":
+                return None
+            self._catalog_apis_seen = True
+            raise _glue_error(exc, what, **route) from None
+        except BotoCoreError:
+            return None
+        self._catalog_apis_seen = True
+        return result
+
+    @property
+    def _child_catalogs(self) -> bool:
+        """Child catalogs are namespace levels: configured, else unless found missing."""
+        if self.config.child_catalogs is not None:
+            return self.config.child_catalogs
+        return not self._no_catalog_apis
+
+    def _catalog_apis_missing(self, action: str) -> None:
+        """Fall back to databases only (unless ``child_catalogs=true`` was asked for)."""
+        if self.config.child_catalogs:
+            return
+        if not self._no_catalog_apis:
+            self._no_catalog_apis = True
+            logger.info(
+                "glue endpoint %s does not support %s: child catalogs are off for this "
+                "connection, namespaces are databases (set child_catalogs=false to skip "
+                "the probe, true to never fall back)",
+                self.config.endpoint or "<aws>",
+                action,
+            )
+        raise _NoCatalogApis(f"the Glue endpoint does not support {action}")
 
     async def _pages(
         self, action: str, field: str, what: str, **kwargs: Any
@@ -373,7 +497,7 @@ class GlueNamespace(AsyncLanceNamespace):
                 CatalogId=catalog_id,
                 not_found=errors.NamespaceNotFoundError,
             )
-        except errors.NamespaceNotFoundError:
+        except (errors.NamespaceNotFoundError, _NoCatalogApis):
             return False
         self._known_catalogs.add(catalog_id)
         return True
@@ -392,9 +516,10 @@ class GlueNamespace(AsyncLanceNamespace):
         """The CatalogId of a catalog path (None: the default account catalog)."""
         if not path:
             return self.config.catalog_id
-        if not self.config.child_catalogs:
+        if not self._child_catalogs:
             raise errors.InvalidInputError(
-                "child catalogs are off (child_catalogs=false): namespaces are databases"
+                "child catalogs are off (child_catalogs=false, or the endpoint lacks the "
+                "catalog APIs): namespaces are databases"
             )
         if not await self._catalog_exists(path):
             raise errors.NamespaceNotFoundError(f"catalog {'$'.join(path)!r} not found")
@@ -410,7 +535,7 @@ class GlueNamespace(AsyncLanceNamespace):
         """``catalog`` or ``database``: a child catalog of that name wins (seed 004)."""
         if not path:
             return "catalog"
-        if self.config.child_catalogs and len(path) >= 1:
+        if self._child_catalogs and len(path) >= 1:
             await self._catalog_of(path[:-1])
             if await self._catalog_exists(path):
                 return "catalog"
@@ -468,8 +593,11 @@ class GlueNamespace(AsyncLanceNamespace):
                 return CreateNamespaceResponse.from_dict({"properties": existing})
             await self._drop_tree(path, what)
         if as_catalog:
-            if not self.config.child_catalogs:
-                raise errors.InvalidInputError("child catalogs are off (child_catalogs=false)")
+            if not self._child_catalogs:
+                raise errors.InvalidInputError(
+                    "child catalogs are off (child_catalogs=false, or the endpoint lacks the "
+                    "catalog APIs)"
+                )
             await self._call(
                 "create_catalog",
                 what,
@@ -499,12 +627,13 @@ class GlueNamespace(AsyncLanceNamespace):
                 "get_databases", "DatabaseList", what, CatalogId=catalog_id
             )
             names += [str(d["Name"]) for d in databases if d.get("Name")]
-            if self.config.child_catalogs:
+            if self._child_catalogs:
                 parent = catalog_id or await self._root_catalog()
-                children = await self._pages(
-                    "get_catalogs", "CatalogList", what, ParentCatalogId=parent, Recursive=False
-                )
-                names += [str(c["Name"]).rsplit("/", 1)[-1] for c in children if c.get("Name")]
+                with contextlib.suppress(_NoCatalogApis):
+                    children = await self._pages(
+                        "get_catalogs", "CatalogList", what, ParentCatalogId=parent, Recursive=False
+                    )
+                    names += [str(c["Name"]).rsplit("/", 1)[-1] for c in children if c.get("Name")]
         else:
             await self._get_database(await self._database(path), what)  # databases are leaves
         page, token = page_of(names, body.get("page_token"), body.get("limit"))
@@ -550,14 +679,15 @@ class GlueNamespace(AsyncLanceNamespace):
         catalog_id = await self._catalog_of(path)
         databases = await self._pages("get_databases", "DatabaseList", what, CatalogId=catalog_id)
         catalogs: list[dict[str, Any]] = []
-        if self.config.child_catalogs:
-            catalogs = await self._pages(
-                "get_catalogs",
-                "CatalogList",
-                what,
-                ParentCatalogId=catalog_id or await self._root_catalog(),
-                Recursive=False,
-            )
+        if self._child_catalogs:
+            with contextlib.suppress(_NoCatalogApis):
+                catalogs = await self._pages(
+                    "get_catalogs",
+                    "CatalogList",
+                    what,
+                    ParentCatalogId=catalog_id or await self._root_catalog(),
+                    Recursive=False,
+                )
         return (
             [str(d["Name"]) for d in databases],
             [str(c["Name"]).rsplit("/", 1)[-1] for c in catalogs],

@@ -46,7 +46,7 @@ import os
 import time
 from collections.abc import Mapping
 from typing import Any, ClassVar, Self
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import anyio
 import attrs
@@ -130,6 +130,12 @@ class IcebergConfig(HttpConfig):
         default=(), parse=parse_locations, doc=DROP_ALLOWED_LOCATIONS_DOC
     )
     iceberg_tooling: bool = prop(default=False, parse=parse_bool)
+    warehouse_prefix: bool = prop(
+        default=True,
+        parse=parse_bool,
+        doc="a warehouse whose config names no prefix is the API prefix (seed 000); false: "
+        "no prefix (/v1/namespaces), as for single-catalog servers like Iceberg's reference one",
+    )
     list_concurrency: int = prop(default=16, parse=parse_positive_int)
     worker_threads: int = prop(default=8, parse=parse_positive_int)
     storage: dict[str, str] = prop(prefix="storage.", secret=True)
@@ -137,6 +143,35 @@ class IcebergConfig(HttpConfig):
 
 def _is_lance(properties: Mapping[str, Any]) -> bool:
     return str(properties.get(TABLE_TYPE, "")).lower() == "lance"
+
+
+#: table properties of Iceberg's own families, never storage options (Iceberg's
+#: reference server sets ``write.parquet.compression-codec`` on every table it creates)
+_ICEBERG_PROPERTY_FAMILIES = (
+    "read.",
+    "write.",
+    "commit.",
+    "history.",
+    "gc.",
+    "engine.",
+    "compatibility.",
+    "schema.",
+    "format-version",
+)
+
+
+def _lance_properties(properties: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        key: value
+        for key, value in properties.items()
+        if not str(key).startswith(_ICEBERG_PROPERTY_FAMILIES)
+    }
+
+
+def _separator(config: Mapping[str, str]) -> str:
+    """The ``namespace-separator`` a server advertises (URL-encoded), else 0x1F."""
+    advertised = unquote(config.get("namespace-separator") or "")
+    return advertised or UNIT_SEPARATOR
 
 
 def _managed_by(properties: Mapping[str, Any]) -> str:
@@ -244,6 +279,8 @@ def arrow_to_iceberg_schema(schema: Any, schema_id: int = 1) -> dict[str, Any]:
 class _Warehouse:
     prefix: str
     config: dict[str, str]
+    #: joins namespace levels in paths and ``parent``: the config's ``namespace-separator``
+    separator: str = UNIT_SEPARATOR
 
 
 class IcebergNamespace(AsyncLanceNamespace):
@@ -339,15 +376,37 @@ class IcebergNamespace(AsyncLanceNamespace):
                 **self.config.properties,
                 **{str(k): str(v) for k, v in overrides.items()},
             }
-            prefix = str(overrides.get("prefix") or defaults.get("prefix") or name)
-            warehouse = _Warehouse(prefix=prefix.strip("/"), config=merged)
+            fallback = name if self.config.warehouse_prefix else ""
+            prefix = str(overrides.get("prefix") or defaults.get("prefix") or fallback)
+            warehouse = _Warehouse(
+                prefix=prefix.strip("/"), config=merged, separator=_separator(merged)
+            )
             self._warehouses[name] = warehouse
             return warehouse
 
-    @staticmethod
-    def _ns_path(levels: Identifier) -> str:
-        """Iceberg namespace levels for a path segment: joined by 0x1F, encoded once."""
-        return quote(UNIT_SEPARATOR.join(levels), safe="")
+    async def _joined(self, warehouse: str, levels: Identifier) -> str:
+        """Namespace levels joined by the warehouse's separator (0x1F unless it says else).
+
+        A level that contains the separator could not be told apart from two levels.
+        """
+        separator = (await self._warehouse(warehouse)).separator
+        for level in levels:
+            if separator in level:
+                raise errors.InvalidInputError(
+                    f"namespace level {level!r} contains this catalog's namespace "
+                    f"separator {separator!r}"
+                )
+        return separator.join(levels)
+
+    async def _ns_url(self, warehouse: str, levels: Identifier) -> str:
+        """The namespace's API path: levels percent-encoded once, joined by the separator
+        percent-encoded too (``%1F``; ``%2E`` for ``.``, which ``quote`` would leave as is
+        and the server would then read as part of one level)."""
+        await self._joined(warehouse, levels)  # refuses a level holding the separator
+        separator = (await self._warehouse(warehouse)).separator
+        encoded = "".join(f"%{byte:02X}" for byte in separator.encode())
+        joined = encoded.join(quote(level, safe="") for level in levels)
+        return f"{await self._base(warehouse)}/namespaces/{joined}"
 
     async def _base(self, warehouse: str) -> str:
         prefix = (await self._warehouse(warehouse)).prefix
@@ -369,8 +428,7 @@ class IcebergNamespace(AsyncLanceNamespace):
         return parts[0], parts[1:-1], parts[-1]
 
     async def _table_path(self, warehouse: str, namespace: Identifier, name: str) -> str:
-        base = await self._base(warehouse)
-        return f"{base}/namespaces/{self._ns_path(namespace)}/tables/{quote(name, safe='')}"
+        return f"{await self._ns_url(warehouse, namespace)}/tables/{quote(name, safe='')}"
 
     async def _load_table(
         self, warehouse: str, namespace: Identifier, name: str, what: str
@@ -408,6 +466,9 @@ class IcebergNamespace(AsyncLanceNamespace):
         warehouse, levels = parts[0], parts[1:]
         properties = dict(body.get("properties") or {})
         what = f"CreateNamespace {'.'.join(parts)}"
+        await self._joined(warehouse, levels)  # a level holding the separator: unreachable
+        if len(levels) > 1:
+            await self._require_namespace(warehouse, levels[:-1], what)
         await refuse_table_named_like(self, parts)
         if mode == "Overwrite":
             await self._drop_tree(warehouse, levels, missing_ok=True)
@@ -429,12 +490,33 @@ class IcebergNamespace(AsyncLanceNamespace):
         created = self._json(response, what).get("properties") or properties
         return CreateNamespaceResponse.from_dict({"properties": created})
 
+    async def _require_namespace(self, warehouse: str, levels: Identifier, what: str) -> None:
+        """NamespaceNotFound unless the namespace that is to hold a new one exists (seed 000).
+
+        Not every server checks: the Iceberg project's reference server (JdbcCatalog)
+        creates namespace ``a.missing.x`` under an ``a`` without ``a.missing``, and a table
+        in a namespace that does not exist; pyiceberg's SqlCatalog does the former.
+        """
+        try:
+            await self._request(
+                "HEAD",
+                await self._ns_url(warehouse, levels),
+                what=what,
+                idempotent=True,
+                not_found=errors.NamespaceNotFoundError,
+            )
+        except errors.NamespaceNotFoundError:
+            holder = ".".join((warehouse, *levels))
+            raise errors.NamespaceNotFoundError(
+                f"{what}: namespace {holder} does not exist"
+            ) from None
+
     async def _namespace_properties(
         self, warehouse: str, levels: Identifier, what: str
     ) -> dict[str, str]:
         response = await self._request(
             "GET",
-            f"{await self._base(warehouse)}/namespaces/{self._ns_path(levels)}",
+            await self._ns_url(warehouse, levels),
             what=what,
             idempotent=True,
             not_found=errors.NamespaceNotFoundError,
@@ -451,7 +533,7 @@ class IcebergNamespace(AsyncLanceNamespace):
             "GET",
             f"{await self._base(warehouse)}/namespaces",
             params={
-                "parent": UNIT_SEPARATOR.join(levels) if levels else None,
+                "parent": await self._joined(warehouse, levels) if levels else None,
                 "pageToken": token,
                 "pageSize": limit,
             },
@@ -496,7 +578,7 @@ class IcebergNamespace(AsyncLanceNamespace):
         elif parts:
             await self._request(
                 "HEAD",
-                f"{await self._base(parts[0])}/namespaces/{self._ns_path(parts[1:])}",
+                await self._ns_url(parts[0], parts[1:]),
                 what=f"NamespaceExists {'.'.join(parts)}",
                 idempotent=True,
                 not_found=errors.NamespaceNotFoundError,
@@ -531,7 +613,7 @@ class IcebergNamespace(AsyncLanceNamespace):
         try:
             await self._request(
                 "DELETE",
-                f"{await self._base(warehouse)}/namespaces/{self._ns_path(levels)}",
+                await self._ns_url(warehouse, levels),
                 what=what,
                 idempotent=False,
                 not_found=errors.NamespaceNotFoundError,
@@ -590,7 +672,7 @@ class IcebergNamespace(AsyncLanceNamespace):
         what = f"ListTables {'.'.join((warehouse, *levels))}"
         response = await self._request(
             "GET",
-            f"{await self._base(warehouse)}/namespaces/{self._ns_path(levels)}/tables",
+            await self._ns_url(warehouse, levels) + "/tables",
             params={"pageToken": token, "pageSize": limit},
             what=what,
             idempotent=True,
@@ -662,9 +744,10 @@ class IcebergNamespace(AsyncLanceNamespace):
         properties: dict[str, str],
         what: str,
     ) -> dict[str, Any]:
+        await self._require_namespace(warehouse, levels, what)
         response = await self._request(
             "POST",
-            f"{await self._base(warehouse)}/namespaces/{self._ns_path(levels)}/tables",
+            await self._ns_url(warehouse, levels) + "/tables",
             json={
                 "name": name,
                 "location": location,
@@ -697,7 +780,7 @@ class IcebergNamespace(AsyncLanceNamespace):
         return DeclareTableResponse.from_dict(
             {
                 "location": location,
-                "storage_options": self.tables.options_for(properties, _MARKERS),
+                "storage_options": self.tables.options_for(_lance_properties(properties), _MARKERS),
                 "properties": properties,
             }
         )
@@ -743,7 +826,7 @@ class IcebergNamespace(AsyncLanceNamespace):
             "table": name,
             "namespace": [warehouse, *levels],
             "location": location,
-            "storage_options": self.tables.options_for(properties, _MARKERS),
+            "storage_options": self.tables.options_for(_lance_properties(properties), _MARKERS),
             "properties": properties,
         }
         version = body.get("version")
@@ -814,7 +897,9 @@ class IcebergNamespace(AsyncLanceNamespace):
         await self._deregister(warehouse, levels, name, what, dict(metadata))
         location = str(metadata.get("location") or "")
         if location:
-            options = self.tables.options_for(metadata.get("properties") or {}, _MARKERS)
+            options = self.tables.options_for(
+                _lance_properties(metadata.get("properties") or {}), _MARKERS
+            )
             await self.tables.drop_data(
                 location,
                 options,

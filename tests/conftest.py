@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from hive_metastore import Metastore, MetastoreError, hive_metastore
+from iceberg_real_server import ReferenceIcebergServer, reference_iceberg
 
 import lance_namespace_async as lna
 from jvm import need
@@ -123,7 +124,7 @@ def secrets_never_logged() -> Iterator[SecretScanner]:
     assert not SECRET_SCANNER.leaks, "secrets in the logs:\n" + "\n".join(SECRET_SCANNER.leaks)
 
 
-# -- real Hive Metastores, each started once per session (tests/hive_metastore.py) --------------
+# -- real servers shared by the session ------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -156,3 +157,17 @@ def hive_metastores(
             return running[version]
 
         yield get
+
+
+@pytest.fixture(scope="session")
+def iceberg_reference(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[ReferenceIcebergServer]:
+    """The Iceberg project's REST catalog server (tests/iceberg_real_server.py), once per
+    session: tests isolate themselves with namespaces of unique names."""
+    with contextlib.ExitStack() as stack:
+        server = need(
+            lambda: stack.enter_context(reference_iceberg(tmp_path_factory.mktemp("ice")))
+        )
+        print(f"\nIceberg REST reference server started in {server.startup_seconds:.1f} s")
+        yield server

@@ -3,15 +3,20 @@
 Every warehouse is backed by its own pyiceberg ``SqlCatalog`` on a temporary sqlite
 database, so namespace, table and commit semantics are pyiceberg's own. Every request
 the server handles and every response it sends is checked against the official
-OpenAPI document (``shared/reference/iceberg-rest-catalog-open-api.yaml``) by the
+OpenAPI contract, ``tests/contracts/iceberg-rest.yaml`` (written here from the Iceberg
+REST specification: the operations, fields and statuses this project uses), by the
 machinery of ``openapi_index`` (routing on the raw path, parameters and body against
 their schemas, the response's status, media type and schema).
 
 Schemas are validated with ``openapi-schema-validator``'s OAS 3.1 validator (JSON
-Schema 2020-12). Two keywords are added to it because the document relies on them
-although OAS 3.1 no longer defines them (see ``_type_or_nullable`` and
-``_discriminator``). The few statuses the document does not declare but this server
+Schema 2020-12), with ``discriminator`` enforced (OAS 3.1 makes it an annotation; see
+``_discriminator``). The few statuses the contract does not declare but this server
 sends on purpose are listed in ``_UNDECLARED_BUT_SENT``.
+
+It earns its place beside the Iceberg project's own server (tests/iceberg_real_server.py),
+which the iceberg suite also runs against: it injects faults (``fail_next``), enforces
+OAuth2, has per-warehouse prefixes, and checks every request and response against the
+contract, which the real server does not do.
 
 A violation is appended to ``IcebergCatalogServer.violations``: a bad request is answered
 400, a bad response is replaced by a 500 ``IcebergErrorResponse`` naming the violation,
@@ -26,7 +31,6 @@ import collections
 import contextlib
 import functools
 import json
-import os
 import re
 import threading
 import traceback
@@ -79,15 +83,8 @@ from uvicorn_thread import running
 
 __all__ = ["SPEC_PATH", "IcebergCatalogServer", "SpecViolationError", "iceberg_catalog"]
 
-SPEC_PATH = Path(
-    os.environ.get(
-        "ICEBERG_REST_SPEC",
-        Path(__file__).resolve().parents[2]
-        / "shared"
-        / "reference"
-        / "iceberg-rest-catalog-open-api.yaml",
-    )
-)
+#: our contract: the Iceberg REST operations, fields and statuses this project uses
+SPEC_PATH = Path(__file__).resolve().parent / "contracts" / "iceberg-rest.yaml"
 _SEPARATOR = "\x1f"
 # Kept on every namespace this server creates, hidden from every response: pyiceberg's
 # SqlCatalog stores a namespace only as rows of properties, so a namespace whose last
@@ -111,12 +108,12 @@ _ERROR_TYPES = {
     503: "ServiceUnavailableException",
     504: "GatewayTimeoutException",
 }
-# (operationId or "*", status) the document does not declare but this server sends.
+# (operationId or "*", status) the contract does not declare but this server sends.
 _UNDECLARED_BUT_SENT: dict[tuple[str, int], str] = {
     ("createNamespace", 404): (
         "a missing parent namespace is NoSuchNamespaceException; createNamespace declares no 404"
     ),
-    ("*", 429): "fail_next(429) simulates throttling; the document declares 429 nowhere",
+    ("*", 429): "fail_next(429) simulates throttling; the contract declares 429 nowhere",
 }
 _ENDPOINTS = [
     "GET /v1/{prefix}/namespaces",
@@ -137,23 +134,7 @@ _ENDPOINTS = [
 
 # -- schema validation --------------------------------------------------------------------
 
-_BASE_TYPE = OAS31Validator.VALIDATORS["type"]
 _discriminating = threading.local()
-
-
-def _type_or_nullable(
-    validator: Any, types: Any, instance: Any, schema: Mapping[str, Any]
-) -> Iterator[ValidationError]:
-    """``type``, honouring OAS 3.0's ``nullable: true``.
-
-    The document says ``openapi: 3.1.1`` but still marks nullable fields the 3.0 way
-    (``PageToken``, ``AssertRefSnapshotId.snapshot-id``, ``LoadTableResult.metadata-location``,
-    ``GetNamespaceResponse.properties``, ...). Under plain 3.1 semantics ``null`` would be
-    rejected there although the document's prose requires it (``next-page-token: null``).
-    """
-    if instance is None and schema.get("nullable") is True:
-        return
-    yield from _BASE_TYPE(validator, types, instance, schema)
 
 
 def _discriminator(
@@ -192,11 +173,11 @@ def _discriminator(
     yield from errors
 
 
-_Validator = extend(OAS31Validator, {"type": _type_or_nullable, "discriminator": _discriminator})
+_Validator = extend(OAS31Validator, {"discriminator": _discriminator})
 
 
 class _IcebergApi(OpenApiIndex):
-    """The Iceberg REST document: OAS 3.1, and what this server sends beyond it."""
+    """Our Iceberg REST contract: OAS 3.1, and what this server sends beyond it."""
 
     dialect = Dialect("3.1", DRAFT202012, _Validator, _Validator)
 

@@ -4,7 +4,10 @@ tests/test_http.py checks the transport's policy at the HTTP level (respx); here
 same policy meets real servers through :class:`fault_proxy.FaultProxy`: our rest
 client against our REST adapter and against pylance's Rust RestAdapter, the iceberg
 and unity backends against their spec-checked test catalogs, and the glue backend
-(botocore's own retries) against moto.
+(botocore's own retries) against moto. The iceberg catalog is our look-alike
+(tests/iceberg_rest_server.py, contract-checked): what is counted here ("applied once")
+is read from its own catalog, which the Iceberg reference server (tests/test_iceberg.py)
+does not expose.
 
 Every case checks both sides. The client: the call succeeds within its retries or
 raises exactly the typed error the design names. The server: how many creates it

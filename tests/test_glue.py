@@ -11,6 +11,7 @@ which speaks Glue's JSON protocol and checks every request against botocore's mo
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -184,6 +185,79 @@ def test_moto_assume_role_scopes_resources_by_the_role_account(moto: str) -> Non
     assert glue_client(moto).get_databases()["DatabaseList"] == []
     listed = as_role.get_databases()["DatabaseList"]
     assert [(d["Name"], d["CatalogId"]) for d in listed] == [("role_db", ROLE_ACCOUNT)]
+
+
+# -- an endpoint without the catalog APIs, default settings (issue 15) ------------------------
+
+
+async def test_default_settings_fall_back_to_databases_on_moto(
+    moto: str, root: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # child_catalogs unset: the first one-level identifier asks GetCatalog (once, without
+    # botocore's retries), moto answers an HTML 500, and from then on this connection
+    # treats namespaces as databases
+    properties = {"endpoint": moto, "region": REGION, "root": str(root)}
+    with caplog.at_level(logging.INFO, logger="lance_namespace_async.glue"):
+        async with lna.connect("glue", properties) as ns:
+            await ns.create_namespace({"id": ["db"], "properties": {"owner": "ana"}})
+            await ns.create_namespace({"id": ["other"]})
+            assert (await ns.list_namespaces({})).namespaces == ["db", "other"]
+            assert (await ns.describe_namespace({"id": ["db"]})).properties.to_dict() == {
+                "owner": "ana"
+            }
+            location = (await ns.declare_table({"id": ["db", "t"]})).location
+            lance.write_dataset(pa.table({"x": [1, 2]}), location, mode="overwrite")
+            assert (await ns.list_tables({"id": ["db"]})).tables == ["t"]
+            await ns.drop_namespace({"id": ["other"]})
+            with pytest.raises(errors.InvalidInputError, match="lacks the catalog APIs"):
+                await ns.create_namespace(
+                    {"id": ["cat"], "properties": {"glue.namespace_type": "catalog"}}
+                )
+    found = [r for r in caplog.records if "does not support" in r.getMessage()]
+    assert len(found) == 1, "logged once per connection"
+    assert found[0].levelno == logging.INFO
+    glue = glue_client(moto)
+    assert [d["Name"] for d in glue.get_databases()["DatabaseList"]] == ["db"]
+    table = glue.get_table(DatabaseName="db", Name="t")["Table"]
+    assert table["Parameters"]["table_type"] == "lance"
+
+
+async def test_child_catalogs_true_never_falls_back(moto: str, root: Path) -> None:
+    properties = {
+        "endpoint": moto,
+        "region": REGION,
+        "root": str(root),
+        "child_catalogs": "true",
+        "max_retries": "0",
+    }
+    async with lna.connect("glue", properties) as ns:
+        with pytest.raises(errors.InternalError, match="GetCatalog"):
+            await ns.create_namespace({"id": ["db"]})
+    assert glue_client(moto).get_databases()["DatabaseList"] == []
+
+
+async def test_a_missing_catalog_is_not_a_missing_api(fake: FakeGlue, root: Path) -> None:
+    # real Glue answers EntityNotFoundException for an unknown catalog: nothing falls back
+    async with lna.connect("glue", fake_properties(fake, root)) as ns:
+        await ns.create_namespace({"id": ["db"]})
+        await ns.create_namespace({"id": ["cat"], "properties": {"glue.namespace_type": "catalog"}})
+        assert (await ns.list_namespaces({})).namespaces == ["cat", "db"]
+
+
+@pytest.mark.usefixtures("no_backoff")
+async def test_a_failing_first_catalog_read_is_asked_again_with_retries(
+    fake: FakeGlue, root: Path
+) -> None:
+    # Glue's own 500 (a JSON InternalServiceException) is no missing API: the read the
+    # probe sent once goes out again through botocore's retries, and catalogs stay on
+    fake.add_catalog("cat")
+    fake.fail_next("InternalServiceException", count=2, action="GetCatalog")
+    async with lna.connect("glue", fake_properties(fake, root)) as ns:
+        await ns.namespace_exists({"id": ["cat"]})
+        await ns.create_namespace({"id": ["cat", "db"]})
+    reads = [body for action, body in glue_calls(fake) if action == "GetCatalog"]
+    assert len(reads) >= 3  # the probe, then the usual client's attempt and retry
+    assert set(fake.databases(catalog="cat")) == {"db"}
 
 
 # -- configuration -------------------------------------------------------------------------------

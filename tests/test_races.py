@@ -2,7 +2,8 @@
 
 Each backend runs against its real store: pylance's directory catalog on a temporary
 folder (directly, and behind our REST adapter and pylance's own RestAdapter), the
-Iceberg and Unity test catalogs, and moto's Glue.
+Iceberg and Unity test catalogs, and moto's Glue. The Iceberg catalog is our
+look-alike (tests/iceberg_rest_server.py: pyiceberg's SqlCatalog, contract-checked).
 
 * 64 tasks create the same namespace, or declare the same table, at once: exactly
   one succeeds, the 63 others get the AlreadyExists error of the object (code 2 or

@@ -13,6 +13,9 @@
   code 16, compared in constant time, and nothing is applied.
 * ``lance-ns serve`` (a real process) never answers with its backend's ``storage.*``
   credentials unless the operator opted in.
+
+The Iceberg catalog here is our look-alike (tests/iceberg_rest_server.py): it enforces
+OAuth2 and can serve TLS, which the Iceberg reference server does not.
 """
 
 from __future__ import annotations

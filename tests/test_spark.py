@@ -4,7 +4,8 @@ One real Spark session (JVM, Python workers in their own processes) serves the
 module. Tables live in real catalogs: a directory, our REST adapter (the rest
 backend over HTTP), and the Iceberg, Unity, Glue (moto) and Hive (a real
 metastore) test servers. Data is checked against what Spark itself computes
-from the same rows, and against the tables opened directly with pylance.
+from the same rows, and against the tables opened directly with pylance. The Iceberg
+server is our look-alike (tests/iceberg_rest_server.py).
 """
 
 from __future__ import annotations
