@@ -281,9 +281,7 @@ def backend(
     name = str(request.param)
     iceberg = request.getfixturevalue("iceberg_reference") if name == "iceberg" else None
     with (
-        running(
-            name, tmp_path_factory.mktemp(f"kit-{name}"), hive_metastores, iceberg
-        ) as settings,
+        running(name, tmp_path_factory.mktemp(f"kit-{name}"), hive_metastores, iceberg) as settings,
         KitRunner(settings) as runner,
     ):
         yield Backend(name, settings, runner)
