@@ -1,4 +1,4 @@
-"""The performance report (issue 9): sections 1-6 side by side, in one run.
+"""The performance report: sections 1-6 side by side, in one run.
 
     .venv/bin/python benchmarks/report.py           # full: ~15 min on 2 CPUs
     .venv/bin/python benchmarks/report.py --quick   # smoke run: < 2 min

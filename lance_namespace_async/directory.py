@@ -1,4 +1,4 @@
-"""The directory namespace (seed 002, "Lance Directory Namespace").
+"""The directory namespace (the Lance Namespace specification's "Lance Directory Namespace").
 
 A namespace directory holds one sub-directory per table. Nested namespaces,
 properties and declared tables live in the ``__manifest`` Lance table at the
