@@ -17,6 +17,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -403,7 +404,7 @@ def test_a_smoke_run_of_the_adapter_load_test_keeps_the_committed_results(
 ) -> None:
     committed = REPO / "benchmarks" / "results" / "adapter_load.md"
     before = committed.read_bytes()
-    smoke = Path("/tmp/lna-bench/smoke/adapter_load.md")
+    smoke = Path(tempfile.gettempdir()) / "lna-bench" / "smoke" / "adapter_load.md"
     smoke.unlink(missing_ok=True)
     ran = subprocess.run(
         [sys.executable, str(REPO / "benchmarks" / "adapter_load.py"), "--clients", "2",
