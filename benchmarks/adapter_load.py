@@ -12,7 +12,8 @@ keep-alive HTTP/1.1 connection, sending its next request as soon as the previous
 answer is in (closed loop), for ``--duration`` seconds. Every answer is checked:
 an unexpected status, a connection error or a timeout (``--timeout``) is an
 error, and the run fails unless there are none. Writes
-benchmarks/results/adapter_load.md (``--output``) and prints it.
+benchmarks/results/adapter_load.md (the full run only; smoke runs write under
+/tmp/lna-bench/smoke/; ``--output`` anywhere) and prints it.
 
 Everything listens on 127.0.0.1 only; the helper processes are this file run
 with ``--serve`` / ``--worker``, and stop with the benchmark.
@@ -39,6 +40,8 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import _results
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "adapter_load.md"
@@ -511,7 +514,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--namespaces", type=int, default=20)
     parser.add_argument("--tables-per-ns", type=int, default=50)
     parser.add_argument("--timeout", type=float, default=10.0, help="per-request timeout (s)")
-    parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help=f"default {RESULTS} for the full 200-client, 60 s run; shorter or smaller runs "
+        f"write {_results.SMOKE_ROOT}, never the committed results",
+    )
     # helper-process modes (this file spawns itself)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
@@ -528,6 +537,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.clients < 1 or args.processes < 1 or args.duration <= 0:
         parser.error("--clients, --processes and --duration must be positive")
     args.processes = min(args.processes, args.clients)
+    args.output = _results.output_path(
+        parser, args, RESULTS, ("duration", "clients", "processes", "namespaces", "tables_per_ns")
+    )
     logs = WORK_ROOT / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     root, note = prepare_catalog(args)

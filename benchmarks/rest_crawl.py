@@ -4,7 +4,8 @@
     .venv/bin/python benchmarks/rest_crawl.py --quick    # 10 x 100 smoke run
 
 Everything listens on 127.0.0.1 only and every child process is stopped at the
-end. Writes benchmarks/results/rest_crawl.md and prints it. See
+end. Writes benchmarks/results/rest_crawl.md (a full-size run only; smoke runs write
+under /tmp/lna-bench/smoke/) and prints it. See
 benchmarks/README.md for what each number means.
 """
 
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 import _catalog
+import _results
 import lance
 import lance_namespace as lns
 from lance.namespace import RestNamespace as PylanceRest
@@ -891,8 +893,21 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="DescribeTable calls per server in adapter vs adapter (default 3000)",
     )
     parser.add_argument("--delay-ms", type=int, default=20)
-    parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help=f"default {RESULTS} for a full-size run; --quick and smaller runs write "
+        f"{_results.SMOKE_ROOT}, never the committed results",
+    )
     args = parser.parse_args(argv)
+    args.output = _results.output_path(
+        parser,
+        args,
+        RESULTS,
+        ("namespaces", "tables_per_ns", "subset", "ceiling_tables", "adapter_tables", "delay_ms"),
+        quick=args.quick,
+    )
     if args.quick:
         args.namespaces, args.tables_per_ns = 10, 100
         args.subset = min(args.subset, 200)

@@ -134,6 +134,7 @@ def coerce_request(request: object, model_name: str) -> Any:
         return model.from_dict({})
     if isinstance(request, Mapping):
         body: Any = dict(request)
+        _check_known_keys(model, body, model_name)
     elif hasattr(request, "to_dict") and callable(request.to_dict):
         body = request.to_dict()
     else:
@@ -144,8 +145,28 @@ def coerce_request(request: object, model_name: str) -> Any:
     _check_field_types(model, body, model_name)
     try:
         return model.from_dict(body)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except KeyError as exc:
+        # the generated from_dict indexes required fields: a KeyError is a missing one
+        raise InvalidInputError(f"{model_name}: missing required field {exc.args[0]!r}") from None
+    except (TypeError, ValueError, AttributeError) as exc:
         raise InvalidInputError(f"malformed {model_name}: {exc}") from None
+
+
+def request_fields(model: type) -> frozenset[str]:
+    """The JSON fields a generated request model declares."""
+    return frozenset(attrs.fields_dict(model)) - {"additional_properties"}
+
+
+def _check_known_keys(model: type, body: Mapping[str, Any], model_name: str) -> None:
+    """A key the model does not declare is a typo until proven otherwise: a mistyped
+    ``idd`` would otherwise be kept as an extra property and the call fail later with
+    a misleading "id must not be empty"."""
+    known = request_fields(model)
+    unknown = sorted(str(key) for key in body if key not in known)
+    if unknown:
+        raise InvalidInputError(
+            f"{model_name} has no field {unknown[0]!r} (fields: {', '.join(sorted(known))})"
+        )
 
 
 @functools.cache

@@ -62,6 +62,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -495,8 +496,9 @@ def _console(file: TextIO) -> Console:
         from rich.console import Console
     except ImportError as exc:
         raise errors.MissingDependencyError(
-            "table output and the progress bar need rich: "
-            "pip install 'lance-namespace-async[cli]' (or use --output json)"
+            "table output and the progress bar need rich, a dependency of "
+            "lance-namespace-async that is missing here: pip install 'rich>=13' "
+            "(or use --output json)"
         ) from exc
     return Console(file=file, soft_wrap=False, highlight=False, emoji=False)
 
@@ -615,7 +617,40 @@ def _id(args: argparse.Namespace, value: str | None, *, what: str, allow_root: b
     identifier = parse_identifier(value or "", _option(args, "delimiter", "."))
     if not identifier and not allow_root:
         raise errors.InvalidInputError(f"{what} must not be empty (the root namespace)")
+    typed: list[Identifier] = args.__dict__.setdefault("typed_ids", [])
+    typed.append(identifier)
     return identifier
+
+
+#: how backends and the REST wire join names in their messages
+_MESSAGE_DELIMITERS = ("$", ".")
+
+
+def _as_typed(message: str, identifiers: Sequence[Identifier], delimiter: str) -> str:
+    """Identifiers in ``message`` spelled as the user typed them (``--delimiter``).
+
+    Backends name objects by their wire form (``sales$eu$invoices``) or with dots;
+    the user typed ``sales.eu.invoices`` (or used another delimiter). The IDs of the
+    command and their parents are rewritten, longest first so a parent never
+    splits a longer match.
+    """
+    forms = {prefix for ident in identifiers for prefix in _prefixes(ident)}
+    for ident in sorted(forms, key=lambda i: (-len(i), i)):
+        shown = join_identifier(ident, delimiter)
+        for internal in _MESSAGE_DELIMITERS:
+            if internal != delimiter:
+                # a whole word only: a location such as ".../6a94c738_a$b" stays as it is
+                pattern = re.escape(join_identifier(ident, internal))
+                message = re.sub(
+                    rf"(?<![\w$./\\-]){pattern}(?![\w$/\\-]|\.\w)",
+                    shown.replace("\\", "\\\\"),  # a literal replacement
+                    message,
+                )
+    return message
+
+
+def _prefixes(identifier: Identifier) -> list[Identifier]:
+    return [identifier[:end] for end in range(2, len(identifier) + 1)]
 
 
 def _object_properties(args: argparse.Namespace) -> dict[str, str]:
@@ -959,6 +994,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
         limits = server.ServerLimits(**{k: v for k, v in given.items() if v is not None})
     except errors.InvalidInputError as exc:
         parser.error(str(exc))
+    _check_port_free(args.host, args.port)
     namespace = _connect(args, connection, scrub)
     server.create_app(namespace, auth_token=token)  # validate before announcing
     # uvicorn re-raises SIGTERM once it has shut down; make that a clean exit
@@ -982,9 +1018,43 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
     except errors.LanceNamespaceError as exc:
         _report(exc, verbose=_option(args, "verbose", False), scrub=scrub)
         return EXIT_ERROR
+    except SystemExit as exc:
+        # uvicorn exits 3 when it cannot start (the port taken since the check above)
+        print(
+            f"lance-ns: error: could not serve on {_url(args.host, args.port)} "
+            f"(uvicorn exit status {exc.code}, its log above says why)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     finally:
         _close(namespace)
     return EXIT_OK
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Bind once as uvicorn will (SO_REUSEADDR, like asyncio), so a taken port is a
+    one-line usage error before "serving ... on" is printed, not uvicorn's log."""
+    import errno
+    import socket
+
+    try:
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise errors.InvalidInputError(f"--host {host!r}: {exc.strerror}") from None
+    for family, kind, proto, _, address in addresses:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise errors.InvalidInputError(
+                        f"port {port} on {host} is already in use: stop what listens there "
+                        "or choose another --port"
+                    ) from None
+                raise errors.InvalidInputError(
+                    f"cannot listen on {_url(host, port)}: {exc.strerror}"
+                ) from None
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -1037,7 +1107,13 @@ def _close(namespace: object) -> None:
 # -- main ----------------------------------------------------------------------------------------
 
 
-def _report(error: BaseException, *, verbose: bool, scrub: _Scrubber) -> None:
+def _report(
+    error: BaseException,
+    *,
+    verbose: bool,
+    scrub: _Scrubber,
+    args: argparse.Namespace | None = None,
+) -> None:
     if verbose:
         trace = "".join(traceback.format_exception(error))
         print(scrub(trace.rstrip()), file=sys.stderr)
@@ -1045,6 +1121,9 @@ def _report(error: BaseException, *, verbose: bool, scrub: _Scrubber) -> None:
         message = error.message
     else:
         message = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    if args is not None:
+        typed = _option(args, "typed_ids", [])
+        message = _as_typed(message, typed, _option(args, "delimiter", ".") or ".")
     print(f"lance-ns: error: {scrub(' '.join(message.split()))}", file=sys.stderr)
 
 
@@ -1088,7 +1167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     except Exception as exc:
-        _report(exc, verbose=verbose, scrub=scrub)
+        _report(exc, verbose=verbose, scrub=scrub, args=args)
         return exit_code_for(exc)
 
 

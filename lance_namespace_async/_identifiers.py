@@ -1,10 +1,10 @@
 """Object identifiers: list <-> string, and the names a backend may accept.
 
-An identifier is the list of object names below the root namespace (seed 002);
-the root itself is the empty list. Its string form joins the names with a
-delimiter (``$`` on the REST wire, ``.`` for people). Validation happens here,
-once, before any backend touches a catalog or storage, so bad names are an
-``InvalidInputError`` that changes nothing.
+An identifier is the list of object names below the root namespace (as the Lance
+Namespace specification defines it); the root itself is the empty list. Its
+string form joins the names with a delimiter (``$`` on the REST wire, ``.`` for
+people). Validation happens here, once, before any backend touches a catalog or
+storage, so bad names are an ``InvalidInputError`` that changes nothing.
 """
 
 from __future__ import annotations
@@ -112,7 +112,17 @@ def parse_identifier(
     if value is None or value == "" or value == delimiter:
         return ()
     if isinstance(value, str):
-        return validate_identifier(value.split(delimiter), delimiter=delimiter)
+        parts = value.split(delimiter)
+        if "" in parts:
+            # "identifier part must not be empty" would not say which, nor why
+            raise InvalidInputError(
+                f"identifier {value!r} has an empty name: {delimiter!r} separates names, so a "
+                f"leading, trailing or doubled {delimiter!r} leaves one empty"
+            )
+        try:
+            return validate_identifier(parts, delimiter=delimiter)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"identifier {value!r}: {exc.message}") from None
     return validate_identifier(value, delimiter=delimiter)
 
 

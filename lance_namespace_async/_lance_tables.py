@@ -64,6 +64,7 @@ __all__ = [
     "local_path",
     "parse_locations",
     "place_of",
+    "storage_failure",
     "translate",
 ]
 
@@ -323,12 +324,55 @@ def has_versions(location: str) -> bool:
     return path is None or os.path.isdir(os.path.join(path, "_versions"))
 
 
+#: pylance's storage failures: an OS error, as Rust's Debug form or as its Display
+_OS_ERROR_DEBUG = re.compile(r'Os \{ code: (\d+), kind: \w+, message: "([^"]*)" \}')
+_OS_ERROR_DISPLAY = re.compile(r"(?:operation on|path) (\S+?): ([^,(]+?) \(os error (\d+)\)")
+_UNKNOWN_SCHEME = re.compile(r"No object store provider found for scheme: '([^']*)'")
+#: errnos that mean "this path cannot hold a table or catalog": ENOENT, ENOTDIR,
+#: EISDIR, EROFS, ENAMETOOLONG; EPERM and EACCES are a permission problem
+_BAD_PATH_ERRNOS = frozenset({2, 20, 21, 30, 36})
+_PERMISSION_ERRNOS = frozenset({1, 13})
+
+
+def storage_failure(exc: BaseException) -> errors.LanceNamespaceError | None:
+    """pylance's failure to reach storage as a typed error with a one-line cause.
+
+    pylance reports them as ``InternalError``/``OSError`` whose text is a Rust
+    debug dump (source locations of its build machine included). The typed error
+    keeps the OS's own words and the path; the full text stays on the exception
+    chain (``lance-ns --verbose`` prints it).
+    """
+    text = str(exc)
+    scheme = _UNKNOWN_SCHEME.search(text)
+    if scheme:
+        return errors.InvalidInputError(f"no storage provider for the scheme {scheme.group(1)!r}")
+    display = _OS_ERROR_DISPLAY.search(text)
+    debug = _OS_ERROR_DEBUG.search(text)
+    if display:
+        path, cause, errno = display.group(1), display.group(2), int(display.group(3))
+        message = f"{cause} (at {path})"
+    elif debug:
+        errno, message = int(debug.group(1)), debug.group(2)
+    else:
+        return None
+    if errno in _PERMISSION_ERRNOS:
+        return errors.PermissionDeniedError(message)
+    if errno in _BAD_PATH_ERRNOS:
+        return errors.InvalidInputError(message)
+    return errors.InternalError(f"storage error: {message}")
+
+
 def translate(exc: BaseException) -> errors.LanceNamespaceError:
     """Turn an exception of pylance or the OS into our typed error."""
     if isinstance(exc, errors.LanceNamespaceError):
         return exc
-    message = _RUST_SOURCE_SUFFIX.sub("", str(exc))
     code = getattr(exc, "code", None)
+    untyped = code is None or code == errors.ErrorCode.INTERNAL
+    if untyped and not isinstance(exc, FileNotFoundError | PermissionError):
+        storage = storage_failure(exc)
+        if storage is not None:
+            return storage
+    message = _RUST_SOURCE_SUFFIX.sub("", str(exc))
     if isinstance(code, int) and type(exc).__module__.startswith("lance_namespace"):
         return errors.from_code(int(code), message)
     if isinstance(exc, NotImplementedError):

@@ -177,8 +177,8 @@ def _yaml_loader() -> Any:
         import yaml
     except ImportError as exc:
         raise MissingDependencyError(
-            "reading the lance-ns config file needs pyyaml: "
-            "pip install 'lance-namespace-async[cli]'"
+            "reading the lance-ns config file needs pyyaml, a dependency of "
+            "lance-namespace-async that is missing here: pip install 'pyyaml>=6'"
         ) from exc
 
     class StrictTextLoader(yaml.BaseLoader):

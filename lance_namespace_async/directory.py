@@ -1,4 +1,4 @@
-"""The directory namespace (seed 002, "Lance Directory Namespace").
+"""The directory namespace (the Lance Namespace specification's "Lance Directory Namespace").
 
 A namespace directory holds one sub-directory per table. Nested namespaces,
 properties and declared tables live in the ``__manifest`` Lance table at the
@@ -40,7 +40,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Self, TypeVar
 from urllib.parse import unquote, urlparse
 
@@ -63,6 +63,7 @@ from ._lance_tables import (
     local_path,
     parse_locations,
     place_of,
+    storage_failure,
 )
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._namespace_guard import NamespaceGuard
@@ -217,13 +218,41 @@ class DirectoryNamespace(AsyncLanceNamespace):
                     from lance.lance import PyDirectoryNamespace  # type: ignore[attr-defined]
 
                     props = self.config.rust_properties(self.root)
-                    self._inner = await self._run(lambda: PyDirectoryNamespace(**props))
+                    with self._storage_context():
+                        self._inner = await self._run(lambda: PyDirectoryNamespace(**props))
         return self._inner
 
     async def _call(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
         inner = await self._rust()
-        result = await self._run(getattr(inner, method), body)
+        with self._storage_context():
+            result = await self._run(getattr(inner, method), body)
         return dict(result or {})
+
+    @contextlib.contextmanager
+    def _storage_context(self) -> Iterator[None]:
+        """A storage failure names the root: pylance's own text stays on the chain."""
+        try:
+            yield
+        except errors.LanceNamespaceError as exc:
+            cause = exc.__cause__
+            if cause is None or storage_failure(cause) is None:
+                raise
+            raise type(exc)(f"namespace root {self.root!r}: {exc.message}") from cause
+
+    async def _require_root_for_read(self, namespace: Identifier, empty: bool) -> None:
+        """A read of a local root that does not exist is NamespaceNotFound, not an empty
+        catalog (pylance answers empty lists): a mistyped root must not look empty.
+
+        Checked only when the answer was empty, so listings of a real root cost nothing
+        more. Writes create the root, as pylance does.
+        """
+        if namespace or not empty:
+            return
+        path = local_path(self.root)
+        if path is not None and not await anyio.to_thread.run_sync(os.path.isdir, path):
+            raise errors.NamespaceNotFoundError(
+                f"namespace root {self.root!r} does not exist (check the 'root' property)"
+            )
 
     def _namespace_id(self, value: Any, *, allow_root: bool = True) -> Identifier:
         return validate_identifier(
@@ -245,7 +274,14 @@ class DirectoryNamespace(AsyncLanceNamespace):
 
     async def _require_namespace(self, namespace: Identifier) -> None:
         if namespace:
-            await self._call("namespace_exists", {"id": list(namespace)})
+            try:
+                await self._call("namespace_exists", {"id": list(namespace)})
+            except errors.NamespaceNotFoundError:
+                # pylance's text for a fresh root ("Child namespace reads require an
+                # existing __manifest dataset") does not say which namespace is missing
+                raise errors.NamespaceNotFoundError(
+                    f"namespace {'.'.join(namespace)!r} does not exist"
+                ) from None
 
     # -- manifest access for what pylance has no call for ----------------------
 
@@ -388,7 +424,9 @@ class DirectoryNamespace(AsyncLanceNamespace):
     async def _child_namespaces(self, namespace: Identifier) -> list[str]:
         await self._require_namespace(namespace)
         result = await self._call("list_namespaces", {"id": list(namespace)})
-        return [str(n) for n in result.get("namespaces") or []]
+        names = [str(n) for n in result.get("namespaces") or []]
+        await self._require_root_for_read(namespace, empty=not names)
+        return names
 
     async def _list_namespaces(self, request: ListNamespacesRequest) -> ListNamespacesResponse:
         body = request.to_dict()
@@ -403,6 +441,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
     ) -> DescribeNamespaceResponse:
         namespace = self._namespace_id(request.to_dict().get("id"))
         result = await self._call("describe_namespace", {"id": list(namespace)})
+        await self._require_root_for_read(namespace, empty=True)
         return DescribeNamespaceResponse.from_dict(
             {"properties": _str_map(result.get("properties")) or {}}
         )
@@ -410,6 +449,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
     async def _namespace_exists(self, request: NamespaceExistsRequest) -> NamespaceExistsResponse:
         namespace = self._namespace_id(request.to_dict().get("id"))
         await self._call("namespace_exists", {"id": list(namespace)})
+        await self._require_root_for_read(namespace, empty=True)
         return NamespaceExistsResponse.from_dict({})
 
     async def _drop_namespace(self, request: DropNamespaceRequest) -> DropNamespaceResponse:
@@ -465,6 +505,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
             names.extend(str(n) for n in result.get("tables") or [])
             token = token_of(result.get("page_token"))
             if token is None:
+                await self._require_root_for_read(namespace, empty=not names)
                 return names
 
     async def _list_tables(self, request: ListTablesRequest) -> ListTablesResponse:

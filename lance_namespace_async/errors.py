@@ -113,9 +113,15 @@ _SECRET_PATTERNS = (
     re.compile(
         r"(?i)\b([\w.-]*(?:secret|token|password|passwd|credential|api[_-]?key|"
         r"access[_-]?key|session[_-]?key|authorization)[\w.-]*)(\s*[=:]\s*)"
-        r"(\"[^\"]*\"|'[^']*'|[^\s,;&\"'}]+)"
+        # "Authorization: Bearer <value>": the scheme is a word, the next pattern takes the value
+        r"(?!(?:bearer|basic)\s)(\"[^\"]*\"|'[^']*'|[^\s,;&\"'}]+)"
     ),
-    re.compile(r"(?i)\b(bearer|basic)(\s+)([A-Za-z0-9._~+/=-]+)"),
+    # an Authorization value; "missing bearer token" is prose, not a credential
+    re.compile(
+        r"(?i)\b(bearer|basic)(\s+)"
+        r"(?!(?:token|tokens|auth|authentication|authorization|scheme|header|credentials?)\b)"
+        r"([A-Za-z0-9._~+/=-]+)"
+    ),
     # user:password@ in URLs
     re.compile(r"(//[^/\s:@]+:)([^@\s/]+)(@)"),
 )

@@ -1,6 +1,7 @@
-"""Lance tables in the AWS Glue Data Catalog (seed 004): ``impl="glue"``, extra ``glue``.
+"""Lance tables in the AWS Glue Data Catalog: ``impl="glue"``, extra ``glue``.
 
-Mapping (seed 004). The root namespace is the starting catalog: ``catalog_id``
+Mapping (the Lance Namespace's Glue implementation spec).
+The root namespace is the starting catalog: ``catalog_id``
 or, unset, the caller's account catalog. Child catalogs (GetCatalogs /
 GetCatalog / CreateCatalog / DeleteCatalog) are inner namespace levels and
 databases are the leaf level; identifiers join with ``$``. So users can write
@@ -129,7 +130,8 @@ _UNKNOWN_OPERATION_CODES = frozenset(
 
 @attrs.frozen
 class GlueConfig(BackendConfig):
-    """Properties of ``impl="glue"`` as seed 004 lists them, plus client settings."""
+    """Properties of ``impl="glue"`` as the Glue implementation spec lists them, plus client
+    settings."""
 
     catalog_id: str | None = prop(default=None, doc="starting catalog (default: the account's)")
     endpoint: str | None = prop(default=None, doc="Glue endpoint of an API-compatible metastore")

@@ -1,4 +1,4 @@
-"""Lance tables in a Hive Metastore (seed 002, "Lance HMS Namespace"): ``impl="hive"``.
+"""Lance tables in a Hive Metastore (the "Lance HMS Namespace"): ``impl="hive"``.
 
 The root namespace is the whole metastore and its databases are the child
 namespaces, so identifiers are ``[database]`` and ``[database, table]``. A Lance

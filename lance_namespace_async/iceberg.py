@@ -1,6 +1,7 @@
-"""Lance tables in an Apache Iceberg REST Catalog (seeds 000 and 003): ``impl="iceberg"``.
+"""Lance tables in an Apache Iceberg REST Catalog: ``impl="iceberg"``.
 
-Mapping (seed 000). The root namespace is the catalog server; the first level
+Mapping (the Lance Namespace's Iceberg implementation spec).
+The root namespace is the catalog server; the first level
 is a *warehouse*, whose configuration comes from ``GET /v1/config?warehouse=``
 (cached, one request in flight per warehouse; ``defaults`` < our properties <
 ``overrides``, and the ``prefix`` found there, else the warehouse name, prefixes
@@ -10,7 +11,8 @@ separator ``\\x1F`` and percent-encoded exactly once, in paths and in the
 Iceberg table whose ``location`` is the Lance table root, with a dummy schema
 (one nullable string column ``dummy``) and ``properties.table_type=lance``.
 
-Table management (seed 003). ``managed_by`` is ``storage`` (default: the Lance
+Table management (the spec's catalog-managed versions).
+``managed_by`` is ``storage`` (default: the Lance
 table directory decides the version) or ``impl`` (the catalog decides:
 ``current-snapshot-id`` is the Lance version, and :meth:`commit_table_version`
 advances it through UpdateTable with an ``assert-ref-snapshot-id`` requirement,
@@ -116,7 +118,7 @@ DUMMY_SCHEMA: dict[str, Any] = {
 
 @attrs.frozen
 class IcebergConfig(HttpConfig):
-    """Properties of ``impl="iceberg"`` as seed 000 lists them (timeouts in ms)."""
+    """Properties of ``impl="iceberg"`` as the Iceberg implementation spec lists them (ms)."""
 
     endpoint: str = prop(
         parse=parse_http_url, doc="the Iceberg REST Catalog, e.g. http://host:8181"

@@ -11,3 +11,12 @@ from lance_namespace_rest_client.models import __all__ as _generated_all
 from lance_namespace_rest_client.types import UNSET, Unset
 
 __all__ = [*_generated_all, "UNSET", "Unset"]
+
+
+def _unset_repr(self: Unset) -> str:
+    return "UNSET"
+
+
+# The generated class has object's repr ("<...Unset object at 0x7f...>"), which is
+# what printing a model with unset fields showed; generated/ is never edited by hand.
+Unset.__repr__ = _unset_repr  # type: ignore[method-assign,assignment]

@@ -1,4 +1,4 @@
-"""The Lance REST namespace (seed 002, "Lance REST Namespace"): ``impl="rest"``.
+"""The Lance REST Namespace of the Lance Namespace specification: ``impl="rest"``.
 
 Every operation goes through the client generated from spec/rest.yaml
 (``asyncio_detailed``), over the shared HTTP transport (:mod:`._http`), which

@@ -521,6 +521,10 @@ class _Adapter:
         if route.body:
             body = _parse_json_object(await self._read_body(request))
             _refuse_nulls(body, route.method)
+            # fields the spec does not declare are ignored, so newer clients keep working
+            # (the backends refuse undeclared keys of a dict as typos)
+            declared = _declared_fields(route.method)
+            body = {name: value for name, value in body.items() if name in declared}
         for name in route.query:
             value = _single(query, name)
             if value is not None:

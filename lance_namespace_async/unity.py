@@ -1,6 +1,7 @@
-"""Lance tables in Unity Catalog OSS (seed 001): ``impl="unity"``.
+"""Lance tables in Unity Catalog OSS: ``impl="unity"``.
 
-Mapping (seed 001). The root namespace lists Unity catalogs; ``[catalog,
+Mapping (the Lance Namespace's Unity implementation spec).
+The root namespace lists Unity catalogs; ``[catalog,
 schema]`` is a namespace (Unity's fixed catalog.schema.table hierarchy, so
 identifiers deeper than that, or shallower where a level is required, are
 InvalidInput). A Lance table is an ``EXTERNAL`` Unity table with
@@ -91,7 +92,7 @@ PAGE_SIZE = 50  # the largest max_results Unity's API declares
 
 @attrs.frozen
 class UnityConfig(HttpConfig):
-    """Properties of ``impl="unity"`` as seed 001 lists them (timeouts in ms)."""
+    """Properties of ``impl="unity"`` as the Unity implementation spec lists them (ms)."""
 
     endpoint: str = prop(parse=parse_http_url, doc="Unity Catalog server, e.g. http://host:8080")
     read_timeout: int = prop(default=300000, parse=parse_positive_int)

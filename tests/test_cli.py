@@ -488,6 +488,7 @@ def test_transport_failures_and_interrupts_have_their_exit_codes() -> None:
 
 
 def test_secrets_are_masked_in_verbose_logs_and_config(cli: Any, connection: list[str]) -> None:
+    assert cli("create-namespace", "made", *connection).code == 0  # the root must exist
     logged = cli("ls", *connection, "--verbose", "-o", "json")
     assert logged.code == 0, logged.err
     assert "lance-ns: connecting to" in logged.err

@@ -335,6 +335,9 @@ def test_every_expected_skip_names_a_real_scenario() -> None:
 
 
 def test_the_plugin_adds_nothing_without_an_impl(pytester: pytest.Pytester) -> None:
+    # the third party's own configuration: without it pytest-asyncio warns that its
+    # loop scope is unset, a warning about their setup that the inert plugin leaves alone
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     assert pytester.runpytest("-p", "no:cacheprovider").ret == pytest.ExitCode.NO_TESTS_COLLECTED
     pytester.makepyfile(test_theirs="def test_one():\n    pass\n")
     collected = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")

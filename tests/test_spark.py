@@ -14,6 +14,7 @@ import contextlib
 import datetime
 import os
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -48,14 +49,18 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SparkSessi
     """The session, and how many rows a read found before anything was registered."""
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("lance-namespace-async-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .getOrCreate()
-    )
+    with warnings.catch_warnings():
+        # pyspark starts its JVM by fork + exec (with a preexec_fn), which runs lance's
+        # at-fork hook: the child only execs java and never touches lance
+        warnings.filterwarnings("ignore", "lance is not fork-safe", UserWarning)
+        session = (
+            SparkSession.builder.master("local[2]")
+            .appName("lance-namespace-async-tests")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .getOrCreate()
+        )
     session.sparkContext.setLogLevel("FATAL")
     root = tmp_path_factory.mktemp("auto")
     lance.write_dataset(pa.table({"x": [1, 2, 3]}), str(root / "t.lance"))
@@ -244,7 +249,7 @@ def test_a_failing_job_leaves_the_table_as_it_was(
     location = local_dir(str(any_catalog.describe(table).location))
     before = disk_state(location)
 
-    @udf(LongType())  # type: ignore[misc]
+    @udf(LongType(), useArrow=False)  # type: ignore[misc]
     def explode_on_last(value: int) -> int:
         if value == 999:
             raise ValueError("this task fails on purpose")
@@ -277,7 +282,7 @@ def test_every_type_round_trips(session: SparkSession, dir_catalog: Catalog) -> 
 def test_a_failed_first_write_leaves_no_table(session: SparkSession, dir_catalog: Catalog) -> None:
     table = dir_catalog.table("never")
 
-    @udf(LongType())  # type: ignore[misc]
+    @udf(LongType(), useArrow=False)  # type: ignore[misc]
     def fail(value: int) -> int:
         raise ValueError("this job fails on purpose")
 

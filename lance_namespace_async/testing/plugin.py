@@ -129,8 +129,14 @@ def settings_from_options(config: pytest.Config) -> KitSettings | None:
         raise pytest.UsageError(f"lance-ns kit: {exc}") from None
 
 
+_LOOP_SCOPE_OPTION = "asyncio_default_fixture_loop_scope"
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     settings = settings_from_options(config)
+    if settings is not None:
+        _default_fixture_loop_scope(config)
     if settings is not None:
         from .._registry import resolve_impl
         from ..errors import LanceNamespaceError
@@ -140,6 +146,28 @@ def pytest_configure(config: pytest.Config) -> None:
         except LanceNamespaceError as exc:
             raise pytest.UsageError(f"--lance-ns-impl {settings.impl}: {exc}") from None
     config.stash[_SETTINGS_KEY] = settings
+
+
+def _default_fixture_loop_scope(config: pytest.Config) -> None:
+    """Run from a directory without pytest configuration, the kit would start with
+    pytest-asyncio's deprecation warning that ``asyncio_default_fixture_loop_scope``
+    is unset. The kit's scenarios use no async fixtures; the value pytest-asyncio
+    announces as its future default ("function") is set, unless the user set one.
+
+    This runs before pytest-asyncio's own ``pytest_configure`` reads the option
+    (``tryfirst``). pytest has no public way for a plugin to default another
+    plugin's ini option, so the value goes into the config's ini cache, which
+    ``getini`` consults first.
+    """
+    if not config.pluginmanager.hasplugin("asyncio"):
+        return
+    try:
+        configured = config.getini(_LOOP_SCOPE_OPTION)
+    except ValueError:  # a pytest-asyncio without that option
+        return
+    cache = getattr(config, "_inicache", None)
+    if not configured and isinstance(cache, dict):
+        cache[_LOOP_SCOPE_OPTION] = "function"
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
