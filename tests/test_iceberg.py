@@ -194,7 +194,7 @@ async def test_a_nested_namespace_needs_its_parent(ns: IcebergNamespace, catalog
     assert (await ns.list_namespaces({"id": catalog.id("present")})).namespaces == ["child"]
 
 
-async def test_the_parent_check_costs_one_call_for_nested_creates_only(
+async def test_nested_creates_cost_a_parent_check_and_a_name_check(
     lookalike: IcebergCatalogServer, root: Path
 ) -> None:
     async with lna.connect("iceberg", {"endpoint": lookalike.uri, "root": str(root)}) as ns:
@@ -202,7 +202,9 @@ async def test_the_parent_check_costs_one_call_for_nested_creates_only(
         assert [m for m, _ in lookalike.requests if m != "GET"] == ["POST"]
         lookalike.requests.clear()
         await ns.create_namespace({"id": [WH, "top", "child"]})
-        assert [m for m, _ in lookalike.requests] == ["HEAD", "POST"]
+        # one HEAD: the parent exists; one HEAD: no table of that name (names are unique
+        # among a namespace's tables and namespaces)
+        assert [m for m, _ in lookalike.requests] == ["HEAD", "HEAD", "POST"]
 
 
 async def test_create_modes_and_errors(ns: IcebergNamespace, catalog: Catalog) -> None:
