@@ -43,7 +43,7 @@ import httpx
 
 from . import errors
 from ._base import AsyncLanceNamespace
-from ._config import parse_bool, parse_positive_int, prop
+from ._config import mask_url_userinfo, parse_bool, parse_positive_int, prop
 from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous, parse_http_url
 from ._identifiers import Identifier, validate_identifier
 from ._lance_tables import TABLE_TYPE, LanceTables, lance_parameters
@@ -95,7 +95,9 @@ class IcebergConfig(HttpConfig):
     """Properties of ``impl="iceberg"`` as seed 000 lists them (timeouts in ms)."""
 
     endpoint: str = prop(
-        parse=parse_http_url, doc="the Iceberg REST Catalog, e.g. http://host:8181"
+        parse=parse_http_url,
+        shown=mask_url_userinfo,
+        doc="the Iceberg REST Catalog, e.g. http://host:8181 (a user:password@ is HTTP Basic auth)",
     )
     root: str | None = prop(default=None, doc="storage root of new tables (default: cwd)")
     iceberg_tooling: bool = prop(default=False, parse=parse_bool)
@@ -228,6 +230,7 @@ class IcebergNamespace(AsyncLanceNamespace):
         self.transport = HttpTransport(
             config,
             base_url=config.endpoint,
+            url_key="endpoint",
             default_token_url=f"{config.endpoint}/v1/oauth/tokens",
         )
         self.tables = LanceTables(threads=config.worker_threads, storage_options=config.storage)
@@ -240,7 +243,7 @@ class IcebergNamespace(AsyncLanceNamespace):
         return cls(IcebergConfig.from_properties(properties))
 
     def namespace_id(self) -> str:
-        return f"IcebergNamespace(endpoint={self.config.endpoint!r})"
+        return f"IcebergNamespace(endpoint={mask_url_userinfo(self.config.endpoint)!r})"
 
     async def aclose(self) -> None:
         await self.transport.aclose()
