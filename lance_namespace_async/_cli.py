@@ -399,14 +399,15 @@ def _connection(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Co
 
 
 def _backend_secret_keys(namespace: object) -> frozenset[str]:
-    """Keys the backend's own configuration flags as secret."""
+    """Keys the backend's own configuration flags as secret (a URL whose password alone
+    is masked is not: it is shown, masked, like any other value)."""
     config = getattr(namespace, "config", None)
     redacted = getattr(config, "redacted_properties", None)
     if redacted is None:
         return frozenset()
     shown: dict[str, str] = redacted()
     original = getattr(config, "properties", {})
-    return frozenset(k for k, v in shown.items() if original.get(k) != v)
+    return frozenset(k for k, v in shown.items() if original.get(k) != v and v == errors.REDACTED)
 
 
 class _Scrubber:

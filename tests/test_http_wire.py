@@ -49,7 +49,8 @@ def gzip_bomb() -> bytes:
 class ScriptedServer:
     """Answers requests in order of ``script``, one action each.
 
-    "ok" answers ("gzip" compressed, "token" with an OAuth2 token), "close" closes
+    "ok" answers ("gzip" compressed, "zstd" labelled so, "token" with an OAuth2
+    token), "close" closes
     without an answer, "stall" answers nothing for a
     second; the hostile ones: "trickle-head" / "trickle-body" send the status line
     or the body one byte every TRICKLE_GAP, "big-length" announces and sends HUGE
@@ -101,6 +102,8 @@ class ScriptedServer:
                     body = json.dumps({"access_token": "tk", "expires_in": 3600}).encode()
                 if action == "gzip":
                     body, extra = zlib.compress(body, wbits=31), b"Content-Encoding: gzip\r\n"
+                if action == "zstd":  # never asked for: httpx would inflate it without a bound
+                    extra = b"Content-Encoding: zstd\r\n"
                 writer.write(
                     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                     + extra
@@ -399,6 +402,16 @@ async def test_a_compressed_answer_within_the_limit_is_read(
     async with lna.connect("rest", {"uri": scripted.url, "http_client": wire}) as ns:
         assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
     assert b"accept-encoding: gzip, deflate\r\n" in scripted.heads[0].lower()
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_an_answer_compressed_in_a_scheme_not_asked_for_is_refused(
+    scripted: ScriptedServer, wire: str
+) -> None:
+    scripted.script = ["zstd"]
+    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire}) as ns:
+        with pytest.raises(errors.InternalError, match="'zstd', which was not asked for"):
+            await ns.list_tables({"id": ["a"]})
 
 
 # -- credentials in the URL, and headers kept to the catalog's origin ------------------------------
