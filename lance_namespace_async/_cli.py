@@ -48,7 +48,9 @@ The commands drive the async API through one ``anyio.run`` per invocation rather
 ``connect_sync``: the CLI owns its main thread, so an event loop there needs no portal
 thread or cross-thread hop per call, ``crawl`` streams straight from the async
 iterator, and Ctrl-C cancels the calls in flight and closes the backend through
-``async with``. Every call keeps its backend's timeouts; ``--timeout`` overrides them.
+``async with``. Every call keeps its backend's timeouts; ``--timeout`` overrides them
+and is each call's whole deadline (connecting, the answer, retries), so a server that
+trickles its answer cannot hold the command for ever.
 
 ``serve`` reads its bearer token from an environment variable rather than an argument,
 because arguments are visible to every user of the machine (``ps``) and end up in
@@ -230,7 +232,7 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         type=_seconds,
         metavar="SECONDS",
         default=argparse.SUPPRESS,
-        help="timeout of each catalog call (default: the backend's)",
+        help="deadline of each catalog call, retries included (default: the backend's)",
     )
 
 
