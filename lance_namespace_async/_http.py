@@ -729,7 +729,7 @@ class HttpTransport:
         config: HttpConfig,
         *,
         base_url: str,
-        url_key: str,
+        url_key: str = "uri",
         default_token_url: str | None = None,
     ) -> None:
         self.config = config
@@ -797,7 +797,7 @@ class HttpTransport:
         self,
         *,
         idempotent: bool,
-        what: str,
+        what: str = "request",
         headers: Mapping[str, str] | None = None,
         max_response_bytes: int | None = None,
     ) -> Iterator[CallState]:
