@@ -51,7 +51,7 @@ class ScriptedServer:
 
     "ok" answers ("gzip" compressed, "zstd" labelled so, "token" with an OAuth2
     token), "close" closes
-    without an answer, "stall" answers nothing for a
+    without an answer, "cut-body" in the middle of the body, "stall" answers nothing for a
     second; the hostile ones: "trickle-head" / "trickle-body" send the status line
     or the body one byte every TRICKLE_GAP, "big-length" announces and sends HUGE
     bytes, "big-chunked" sends them chunked, "big-until-close" with neither length
@@ -86,6 +86,11 @@ class ScriptedServer:
                 self.heads.append(head)
                 action = self.script.pop(0) if self.script else "ok"
                 if action == "close":
+                    writer.close()
+                    return
+                if action == "cut-body":  # the connection drops in the middle of the body
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n{")
+                    await writer.drain()
                     writer.close()
                     return
                 if action == "stall":  # past the client's read timeout
@@ -234,6 +239,21 @@ async def test_read_timeouts_are_retried_for_reads_only(
         assert len(scripted.requests) == 2
         scripted.script = ["stall"]
         with pytest.raises(errors.ServiceUnavailableError, match="timed out"):
+            await ns.create_namespace({"id": ["a"]})
+    assert len(scripted.requests) == 3
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_body_cut_off_is_retried_for_reads_only(
+    scripted: ScriptedServer, wire: str
+) -> None:
+    """The body is read inside the retry policy on both wires: a read retries, a create not."""
+    scripted.script = ["cut-body"]
+    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire, **FAST}) as ns:
+        assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
+        assert len(scripted.requests) == 2
+        scripted.script = ["cut-body"]
+        with pytest.raises(errors.ServiceUnavailableError):
             await ns.create_namespace({"id": ["a"]})
     assert len(scripted.requests) == 3
 
