@@ -49,7 +49,9 @@ The commands drive the async API through one ``anyio.run`` per invocation rather
 ``connect_sync``: the CLI owns its main thread, so an event loop there needs no portal
 thread or cross-thread hop per call, ``crawl`` streams straight from the async
 iterator, and Ctrl-C cancels the calls in flight and closes the backend through
-``async with``. Every call keeps its backend's timeouts; ``--timeout`` overrides them.
+``async with``. Every call keeps its backend's timeouts; ``--timeout`` overrides them
+and is each call's whole deadline (connecting, the answer, retries), so a server that
+trickles its answer cannot hold the command for ever.
 
 ``serve`` reads its bearer token from an environment variable rather than an argument,
 because arguments are visible to every user of the machine (``ps``) and end up in
@@ -232,7 +234,7 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         type=_seconds,
         metavar="SECONDS",
         default=argparse.SUPPRESS,
-        help="timeout of each catalog call (default: the backend's)",
+        help="deadline of each catalog call, retries included (default: the backend's)",
     )
 
 
@@ -446,14 +448,15 @@ def _connection(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Co
 
 
 def _backend_secret_keys(namespace: object) -> frozenset[str]:
-    """Keys the backend's own configuration flags as secret."""
+    """Keys the backend's own configuration flags as secret (a URL whose password alone
+    is masked is not: it is shown, masked, like any other value)."""
     config = getattr(namespace, "config", None)
     redacted = getattr(config, "redacted_properties", None)
     if redacted is None:
         return frozenset()
     shown: dict[str, str] = redacted()
     original = getattr(config, "properties", {})
-    return frozenset(k for k, v in shown.items() if original.get(k) != v)
+    return frozenset(k for k, v in shown.items() if original.get(k) != v and v == errors.REDACTED)
 
 
 class _Scrubber:

@@ -10,6 +10,7 @@ pickled to a Spark executor can re-connect with exactly the same settings.
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar
 
@@ -17,7 +18,7 @@ import attrs
 
 from .errors import REDACTED, InvalidInputError
 
-__all__ = ["BackendConfig", "parse_bool", "parse_positive_int", "prop"]
+__all__ = ["BackendConfig", "mask_url_userinfo", "parse_bool", "parse_positive_int", "prop"]
 
 _PROP = "lance_namespace_async.prop"
 
@@ -32,6 +33,7 @@ class _Prop:
     prefix: str | None
     required: bool
     doc: str
+    shown: Callable[[str], str] | None = None
 
 
 def parse_bool(value: str) -> bool:
@@ -57,6 +59,18 @@ def parse_non_negative_int(value: str) -> int:
     return number
 
 
+def mask_url_userinfo(url: str) -> str:
+    """``url`` safe to show: the password of a ``user:password@`` (or a lone user,
+    which may be a token) replaced by ``***``."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, colon, _ = userinfo.partition(":")
+    shown = f"{user}:{REDACTED}" if colon else REDACTED
+    return urllib.parse.urlunsplit(parts._replace(netloc=f"{shown}@{host}"))
+
+
 def _secret_repr(value: object) -> str:
     return "None" if value is None else repr(REDACTED)
 
@@ -73,15 +87,17 @@ def prop(
     secret: bool = False,
     prefix: str | None = None,
     doc: str = "",
+    shown: Callable[[str], str] | None = None,
 ) -> Any:
     """Declare one configuration key of a backend.
 
     ``prefix`` declares a family of keys (``storage.region`` ...) collected into
     a ``dict[str, str]`` with the prefix stripped. A field without a default is
-    required.
+    required. ``shown`` masks part of a value wherever it is shown (a URL's
+    password), where ``secret`` hides all of it.
     """
     required = default is attrs.NOTHING and prefix is None
-    metadata = {_PROP: _Prop(key or "", parse, secret, prefix, required, doc)}
+    metadata = {_PROP: _Prop(key or "", parse, secret, prefix, required, doc, shown)}
     if prefix is not None:
         return attrs.field(
             factory=dict,
@@ -89,10 +105,19 @@ def prop(
             repr=_secret_map_repr if secret else True,
             kw_only=True,
         )
+    value_repr: Any = True
+    if secret:
+        value_repr = _secret_repr
+    elif shown is not None:
+        mask = shown
+
+        def value_repr(value: object) -> str:
+            return repr(mask(value) if isinstance(value, str) else value)
+
     return attrs.field(
         default=None if required else default,
         metadata=metadata,
-        repr=_secret_repr if secret else True,
+        repr=value_repr,
         kw_only=True,
     )
 
@@ -167,9 +192,10 @@ class BackendConfig:
         return keys
 
     def redacted_properties(self) -> dict[str, str]:
-        """The original map with secret values replaced, safe to print."""
+        """The original map with secret values replaced (and URLs' passwords), safe to print."""
         secret_keys: set[str] = set()
         secret_prefixes: list[str] = []
+        masks: dict[str, Callable[[str], str]] = {}
         for field in attrs.fields(type(self)):
             spec: _Prop | None = field.metadata.get(_PROP)
             if spec is not None and spec.secret:
@@ -177,7 +203,13 @@ class BackendConfig:
                     secret_prefixes.append(spec.prefix)
                 else:
                     secret_keys.add(spec.key or field.name)
+            elif spec is not None and spec.shown is not None:
+                masks[spec.key or field.name] = spec.shown
         return {
-            k: REDACTED if k in secret_keys or k.startswith(tuple(secret_prefixes)) else v
+            k: REDACTED
+            if k in secret_keys or k.startswith(tuple(secret_prefixes))
+            else masks[k](v)
+            if k in masks
+            else v
             for k, v in self.properties.items()
         }

@@ -5,14 +5,23 @@ One place owns the policy, like openai-python's base client:
 * one pooled ``httpx.AsyncClient`` per namespace instance, opened on first use
   (reading a CA bundle is I/O, so not in a constructor) and closed by ``aclose``;
 * timeouts from properties in milliseconds, always set, overridable per call
-  (:mod:`._timeout`);
+  (:mod:`._timeout`), and a deadline for each whole call (``call_timeout``):
+  connecting, headers, body, token requests and retries included, since the
+  step timeouts alone let a server trickling a byte a second hold a call for
+  ever. A retry whose wait would pass the deadline is not made: the call ends
+  with the error it has;
+* a size limit on every answer (``max_response_bytes``, :mod:`._http_body`),
+  counted while reading and after decompression, on both wires;
 * retries with capped exponential backoff and full jitter on connection errors,
   on read timeouts and broken connections of idempotent calls, and on 429, 502,
   503 and 504, honouring ``Retry-After`` (seconds or HTTP date) and
   ``retry-after-ms`` up to a cap; never on other 4xx (409 above all);
-* auth: a static bearer token, an API key header, ``header.*`` extras, or OAuth2
-  client credentials with a cached token refreshed before expiry and on a 401,
-  with exactly one token request in flight however many calls wait;
+* auth: a static bearer token, an API key header, ``header.*`` extras, a
+  ``user:password@`` in the server's URL (HTTP Basic on both wires, shown
+  masked), or OAuth2 client credentials with a cached token refreshed before
+  expiry and on a 401, with exactly one token request in flight however many
+  calls wait. ``header.*`` extras go to the catalog's origin only, never to a
+  token endpoint elsewhere;
 * errors: the body's ``ErrorResponse.code`` decides the exception, else the
   HTTP status; a body that is not JSON (a proxy's HTML 502) is still typed.
 
@@ -25,7 +34,7 @@ so in its message, so the caller can check the object instead of guessing.
 
 from __future__ import annotations
 
-import asyncio
+import base64
 import contextlib
 import contextvars
 import email.utils
@@ -35,15 +44,24 @@ import math
 import random
 import ssl
 import time
+import urllib.parse
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import anyio
 import attrs
 import httpx
 
 from . import errors
-from ._config import BackendConfig, parse_bool, parse_non_negative_int, parse_positive_int, prop
+from ._config import (
+    BackendConfig,
+    parse_bool,
+    parse_non_negative_int,
+    parse_positive_int,
+    prop,
+)
+from ._http_body import ACCEPT_ENCODING, read_bounded
+from ._http_wire import wire
 from ._timeout import Timeout, UseDefault, current_timeout
 
 __all__ = [
@@ -53,6 +71,7 @@ __all__ = [
     "OAuth2ClientCredentials",
     "error_from_response",
     "parse_http_url",
+    "split_userinfo",
 ]
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -66,6 +85,22 @@ def parse_http_url(value: str) -> str:
     if not value.startswith(("http://", "https://")):
         raise ValueError("must start with http:// or https://")
     return value.rstrip("/")
+
+
+def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``url`` without its ``user:password@``, and that pair (percent-decoded) if any."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    bare = urllib.parse.urlunsplit(parts._replace(netloc=host))
+    return bare, (urllib.parse.unquote(user), urllib.parse.unquote(password))
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host, url.port or default
 
 
 def _parse_http_client(value: str) -> str:
@@ -88,6 +123,16 @@ class HttpConfig(BackendConfig):
     scope: str | None = prop(default=None, doc="OAuth2 scope")
     connect_timeout: int = prop(default=10000, parse=parse_positive_int)
     read_timeout: int = prop(default=30000, parse=parse_positive_int)
+    call_timeout: int = prop(
+        default=60000,
+        parse=parse_positive_int,
+        doc="deadline of a whole call in ms: connect, answer and retries included",
+    )
+    max_response_bytes: int = prop(
+        default=64 * 1024 * 1024,
+        parse=parse_positive_int,
+        doc="largest answer read, after decompression (bytes)",
+    )
     max_retries: int = prop(default=3, parse=parse_non_negative_int)
     retry_backoff_ms: int = prop(default=250, parse=parse_positive_int)
     retry_max_backoff_ms: int = prop(default=8000, parse=parse_positive_int)
@@ -116,17 +161,29 @@ class HttpConfig(BackendConfig):
             raise errors.InvalidInputError("'tls.key_file' needs 'tls.cert_file'")
         if self.retry_max_backoff_ms < self.retry_backoff_ms:
             raise errors.InvalidInputError("'retry_max_backoff_ms' must be >= 'retry_backoff_ms'")
+        if self.oauth2_server_uri and split_userinfo(self.oauth2_server_uri)[1] is not None:
+            raise errors.InvalidInputError(
+                "'oauth2_server_uri' must not carry a user:password (the client's "
+                "credentials go in 'credential')"
+            )
 
     def timeout(self) -> Timeout:
-        return Timeout.from_millis(self.connect_timeout, self.read_timeout)
+        return Timeout.from_millis(self.connect_timeout, self.read_timeout, self.call_timeout)
 
 
 @attrs.define
 class CallState:
-    """What one logical call asks of the transport, and what happened to it."""
+    """What one logical call asks of the transport, and what happened to it.
+
+    ``max_response_bytes`` is the hook for calls whose answers may be larger than
+    the configured limit (Arrow data): they pass their own; ``None`` is the
+    configured one. ``deadline`` (``anyio.current_time()`` clock) ends the call.
+    """
 
     idempotent: bool
     headers: dict[str, str] = attrs.field(factory=dict)
+    max_response_bytes: int | None = None
+    deadline: float | None = None
     attempts: int = 0
     retried_ambiguously: bool = False
     response: httpx.Response | None = None
@@ -155,168 +212,6 @@ def _retry_after_seconds(headers: httpx.Headers, now: float | None = None) -> fl
     return max(0.0, parsed.timestamp() - (time.time() if now is None else now))
 
 
-class _ShardedPool(httpx.AsyncBaseTransport):
-    """Connection pools of at most ``connections_per_shard`` each, least busy first.
-
-    httpcore scans every connection of a pool on each request and release (and
-    polls idle sockets while doing so), so one pool of many connections costs
-    CPU quadratic in its size under load. Small shards keep that scan short.
-    """
-
-    connections_per_shard: ClassVar[int] = 16
-
-    def __init__(self, verify: ssl.SSLContext | bool, config: HttpConfig) -> None:
-        count = max(1, math.ceil(config.max_connections / self.connections_per_shard))
-        self.shards = [
-            httpx.AsyncHTTPTransport(
-                verify=verify,
-                limits=httpx.Limits(
-                    max_connections=math.ceil(config.max_connections / count),
-                    max_keepalive_connections=math.ceil(config.max_keepalive_connections / count),
-                ),
-            )
-            for _ in range(count)
-        ]
-        self._busy = [0] * count
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        index = min(range(len(self.shards)), key=self._busy.__getitem__)
-        self._busy[index] += 1
-        try:
-            return await self.shards[index].handle_async_request(request)
-        finally:
-            self._busy[index] -= 1
-
-    async def aclose(self) -> None:
-        for shard in self.shards:
-            await shard.aclose()
-
-
-def _aiohttp_error(exc: Exception) -> httpx.TransportError:
-    """aiohttp's failure as the httpx error the retry policy reads.
-
-    What matters is whether the request may have reached the server: failures to
-    connect or to get a pool slot are "not sent" (retried for every call), the
-    rest (resets, disconnects, read timeouts) are ambiguous.
-    """
-    import aiohttp
-
-    message = str(exc) or type(exc).__name__
-    if isinstance(exc, aiohttp.ConnectionTimeoutError):
-        return httpx.ConnectTimeout(message)
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        return httpx.ConnectError(message)
-    if isinstance(exc, TimeoutError):  # SocketTimeoutError, ServerTimeoutError
-        return httpx.ReadTimeout(message)
-    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientResponseError):
-        return httpx.RemoteProtocolError(message)
-    if isinstance(exc, aiohttp.InvalidURL):
-        return httpx.UnsupportedProtocol(message)
-    return httpx.ReadError(message)  # resets, broken payloads: may have been applied
-
-
-class _AiohttpPool(httpx.AsyncBaseTransport):
-    """HTTP/1.1 through aiohttp's pool and C parser, beneath httpx's client.
-
-    httpx (auth, retries, timeouts, response decoding) stays on top; only the
-    wire moves. In benchmarks/ this halves the client's CPU per request, which
-    decides throughput when client and server share few CPUs. asyncio only (the
-    session is bound to the loop that opened it: another loop gets a new one).
-    Limits: ``max_connections`` caps the pool; idle connections expire after 5 s
-    as in httpx; aiohttp has no write timeout.
-    """
-
-    def __init__(self, verify: ssl.SSLContext | bool, config: HttpConfig) -> None:
-        self._verify = verify
-        self._config = config
-        self._session: Any = None
-        self._loop: Any = None
-
-    def _session_for_loop(self) -> Any:
-        import aiohttp
-
-        loop = asyncio.get_running_loop()
-        if self._session is None or self._loop is not loop:
-            connector = aiohttp.TCPConnector(
-                limit=self._config.max_connections,
-                ssl=self._verify,
-                keepalive_timeout=5.0,
-            )
-            self._session = aiohttp.ClientSession(
-                connector=connector,
-                cookie_jar=aiohttp.DummyCookieJar(),  # httpx keeps the cookies
-                auto_decompress=False,  # httpx decodes, as it does for httpcore
-                trust_env=False,  # httpx mounts the proxies of the environment
-                max_line_size=65536,
-                max_field_size=65536,
-            )
-            self._loop = loop
-        return self._session
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        import aiohttp
-        import yarl
-
-        timeout = request.extensions.get("timeout", {})
-        connect, pool = timeout.get("connect"), timeout.get("pool")
-        session = self._session_for_loop()
-        try:
-            async with session.request(
-                request.method,
-                yarl.URL(str(request.url), encoded=True),
-                headers=request.headers.multi_items(),
-                data=await request.aread() or None,
-                allow_redirects=False,
-                timeout=aiohttp.ClientTimeout(
-                    total=None,
-                    connect=None if connect is None or pool is None else connect + pool,
-                    sock_connect=connect,
-                    sock_read=timeout.get("read"),
-                ),
-            ) as response:
-                content = await response.read()
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise _aiohttp_error(exc) from exc
-        return httpx.Response(
-            response.status,
-            headers=list(response.raw_headers),
-            stream=httpx.ByteStream(content),
-            request=request,
-            extensions={
-                "http_version": b"HTTP/1.1",
-                "reason_phrase": (response.reason or "").encode("latin-1", "replace"),
-            },
-        )
-
-    async def aclose(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            with contextlib.suppress(RuntimeError):  # opened on a loop that is gone
-                await session.close()
-
-
-def _wire(verify: ssl.SSLContext | bool, config: HttpConfig) -> httpx.AsyncBaseTransport:
-    """The connection pool ``http_client`` asks for (``auto``: aiohttp on asyncio)."""
-    choice = config.http_client
-    if choice == "auto":
-        try:
-            import aiohttp
-
-            asyncio.get_running_loop()  # absent under trio: httpx serves every loop
-            choice = "aiohttp"
-        except (ImportError, RuntimeError):
-            choice = "httpx"
-    if choice == "aiohttp":
-        try:
-            import aiohttp  # noqa: F401
-        except ImportError as exc:
-            raise errors.MissingDependencyError(
-                f"http_client=aiohttp needs: pip install aiohttp ({exc})"
-            ) from None
-        return _AiohttpPool(verify, config)
-    return _ShardedPool(verify, config)
-
-
 class _Client(httpx.AsyncClient):
     """httpx's client, building the requests our backends send with one URL parse.
 
@@ -324,7 +219,15 @@ class _Client(httpx.AsyncClient):
     the query parameters, parsing the URL three times (a third of a call's client
     CPU in benchmarks/). For a plain relative path with no cookies, files or form
     data the URL string is put together first; anything else takes httpx's path.
+
+    ``catalog_headers`` (the ``header.*`` extras, an API key say) are added only
+    to requests for ``base_url``'s origin: an OAuth2 token endpoint elsewhere
+    never sees them.
     """
+
+    def __init__(self, *, catalog_headers: Mapping[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.catalog_headers = httpx.Headers(catalog_headers)
 
     def build_request(
         self,
@@ -348,11 +251,18 @@ class _Client(httpx.AsyncClient):
             or self.cookies
             or self.params
         ):
-            return super().build_request(
+            request = super().build_request(
                 method, url, params=params, headers=headers, json=json, **kwargs
             )
+            if self.catalog_headers and _origin(request.url) == _origin(self.base_url):
+                explicit = httpx.Headers(headers)
+                for name, value in self.catalog_headers.multi_items():
+                    if name not in explicit:
+                        request.headers[name] = value
+            return request
         query = str(httpx.QueryParams(params)) if params else ""
         merged = httpx.Headers(self.headers)
+        merged.update(self.catalog_headers)
         merged.update(headers)
         return httpx.Request(
             method,
@@ -412,6 +322,7 @@ class _RetryingTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         state = _CALL.get() or CallState(idempotent=request.method in ("GET", "HEAD"))
+        limit = state.max_response_bytes or self._config.max_response_bytes
         timeout = current_timeout()
         if not isinstance(timeout, UseDefault):
             request.extensions["timeout"] = (
@@ -430,24 +341,33 @@ class _RetryingTransport(httpx.AsyncBaseTransport):
             response: httpx.Response | None = None
             try:
                 response = await self._inner.handle_async_request(request)
+                await read_bounded(response, limit)  # a body cut off is a transport error too
             except httpx.TransportError as exc:
                 reached_server = not isinstance(exc, _NOT_SENT)
                 if attempt >= self._config.max_retries or (reached_server and not state.idempotent):
                     raise
+                delay = self._delay(attempt, None)
+                if self._past_deadline(state, delay):
+                    raise  # the wait would outlast the call: end with what happened
                 if reached_server:
                     state.retried_ambiguously = True
             else:
-                if response.status_code not in RETRY_STATUSES or (
-                    attempt >= self._config.max_retries
+                delay = self._delay(attempt, response)
+                if (
+                    response.status_code not in RETRY_STATUSES
+                    or attempt >= self._config.max_retries
+                    or self._past_deadline(state, delay)
                 ):
                     state.response = response
                     return response
                 if response.status_code in AMBIGUOUS_STATUSES and not state.idempotent:
                     state.retried_ambiguously = True
-                await response.aread()
-                await response.aclose()
-            await anyio.sleep(self._delay(attempt, response))
+            await anyio.sleep(delay)
             attempt += 1
+
+    @staticmethod
+    def _past_deadline(state: CallState, delay: float) -> bool:
+        return state.deadline is not None and anyio.current_time() + delay >= state.deadline
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -493,7 +413,12 @@ class OAuth2ClientCredentials:
             }
             if self._scope:
                 form["scope"] = self._scope
-            token_call = CallState(idempotent=True)
+            outer = _CALL.get()  # the token request counts against the call's deadline
+            token_call = CallState(
+                idempotent=True,
+                deadline=None if outer is None else outer.deadline,
+                max_response_bytes=None if outer is None else outer.max_response_bytes,
+            )
             reset = _CALL.set(token_call)
             try:
                 response = await client.post(self.token_url, data=form, auth=httpx.Auth())
@@ -518,11 +443,21 @@ class OAuth2ClientCredentials:
 
 
 class _Auth(httpx.Auth):
-    """Bearer token or OAuth2 on every request; one refresh and retry on a 401."""
+    """Bearer token, OAuth2 or Basic on every request; one refresh and retry on a 401."""
 
-    def __init__(self, config: HttpConfig, oauth: OAuth2ClientCredentials | None) -> None:
+    def __init__(
+        self,
+        config: HttpConfig,
+        oauth: OAuth2ClientCredentials | None,
+        basic: tuple[str, str] | None = None,
+    ) -> None:
         self._config = config
         self._oauth = oauth
+        self._basic = (
+            None
+            if basic is None
+            else "Basic " + base64.b64encode(f"{basic[0]}:{basic[1]}".encode()).decode("ascii")
+        )
         self.client: httpx.AsyncClient | None = None
 
     async def async_auth_flow(
@@ -545,12 +480,36 @@ class _Auth(httpx.Auth):
             token = self._config.auth_token
         if token is not None:
             request.headers["Authorization"] = f"Bearer {token}"
+        elif self._basic is not None:
+            request.headers["Authorization"] = self._basic
         response = yield request
         if response.status_code == 401 and self._oauth is not None:
             assert self.client is not None
             token = await self._oauth.refresh(self.client, stale=token)
             request.headers["Authorization"] = f"Bearer {token}"
             yield request
+
+
+def _check_no_other_auth(config: HttpConfig, url_key: str) -> None:
+    """A ``user:password@`` URL is Basic auth: refuse a second Authorization source."""
+    others = [
+        key
+        for key, present in (
+            ("auth_token", bool(config.auth_token)),
+            ("credential", bool(config.credential)),
+            *(
+                (f"header.{name}", True)
+                for name in config.headers
+                if name.lower() == "authorization"
+            ),
+        )
+        if present
+    ]
+    if others:
+        raise errors.InvalidInputError(
+            f"'{url_key}' carries a user:password (HTTP Basic auth) and '{others[0]}' is set "
+            "too: both would send the Authorization header; keep one"
+        )
 
 
 def _ssl_context(config: HttpConfig) -> ssl.SSLContext | bool:
@@ -572,10 +531,15 @@ class HttpTransport:
         config: HttpConfig,
         *,
         base_url: str,
+        url_key: str = "uri",
         default_token_url: str | None = None,
     ) -> None:
         self.config = config
-        self.base_url = base_url.rstrip("/")
+        self.base_url, self._basic = split_userinfo(base_url.rstrip("/"))
+        if self._basic is not None:
+            _check_no_other_auth(config, url_key)
+        if default_token_url is not None:
+            default_token_url = split_userinfo(default_token_url)[0]
         self.oauth: OAuth2ClientCredentials | None = None
         if config.credential:
             client_id, _, client_secret = config.credential.partition(":")
@@ -589,7 +553,7 @@ class HttpTransport:
         self._closed = False
 
     def __repr__(self) -> str:
-        return f"HttpTransport(base_url={self.base_url!r})"
+        return f"HttpTransport(base_url={self.base_url!r})"  # userinfo already split off
 
     def client(self) -> httpx.AsyncClient:
         """The pooled client, created on first use."""
@@ -601,14 +565,15 @@ class HttpTransport:
                 verify = _ssl_context(config)
             except (OSError, ssl.SSLError) as exc:
                 raise errors.InvalidInputError(f"TLS configuration: {exc}") from None
-            inner = _wire(verify, config)
-            auth = _Auth(config, self.oauth)
+            inner = wire(verify, config)
+            auth = _Auth(config, self.oauth, self._basic)
             timeout = config.timeout()
             self._client = _Client(
                 base_url=self.base_url,
                 transport=_RetryingTransport(inner, config),
                 auth=auth,
-                headers=dict(config.headers),
+                headers={"Accept-Encoding": ACCEPT_ENCODING},
+                catalog_headers=config.headers,
                 timeout=httpx.Timeout(
                     connect=timeout.connect,
                     read=timeout.read,
@@ -620,17 +585,50 @@ class HttpTransport:
             auth.client = self._client
         return self._client
 
+    def _total_timeout(self) -> float | None:
+        """The whole call's deadline in seconds: the caller's choice, else ``call_timeout``."""
+        chosen = current_timeout()
+        if chosen is None:
+            return None  # timeout=None: the caller asked for no limit at all
+        if isinstance(chosen, Timeout) and not isinstance(chosen.total, UseDefault):
+            return chosen.total
+        return self.config.call_timeout / 1000
+
     @contextlib.contextmanager
     def call(
-        self, *, idempotent: bool, headers: Mapping[str, str] | None = None
+        self,
+        *,
+        idempotent: bool,
+        what: str = "request",
+        headers: Mapping[str, str] | None = None,
+        max_response_bytes: int | None = None,
     ) -> Iterator[CallState]:
-        """Scope one logical call (all its attempts) for the transport."""
-        state = CallState(idempotent=idempotent, headers=dict(headers or {}))
+        """Scope one logical call (all its attempts) for the transport, within its deadline.
+
+        Past the deadline the call is cancelled wherever it is (connecting, waiting
+        for a token, reading a trickling body, between retries) and raises
+        ``ServiceUnavailableError`` (17) saying it timed out, like the step timeouts.
+        """
+        total = self._total_timeout()
+        scope = anyio.CancelScope(
+            deadline=math.inf if total is None else anyio.current_time() + total
+        )
+        state = CallState(
+            idempotent=idempotent,
+            headers=dict(headers or {}),
+            max_response_bytes=max_response_bytes,
+            deadline=None if total is None else scope.deadline,
+        )
         token = _CALL.set(state)
         try:
-            yield state
+            with scope:
+                yield state
         finally:
             _CALL.reset(token)
+        if scope.cancelled_caught:
+            raise errors.ServiceUnavailableError(
+                f"{what}: timed out (the call's deadline of {total:g} s passed)"
+            )
 
     async def request(
         self,
@@ -641,10 +639,13 @@ class HttpTransport:
         idempotent: bool,
         params: Mapping[str, Any] | None = None,
         json: Any = None,
+        max_response_bytes: int | None = None,
     ) -> tuple[httpx.Response, CallState]:
         """One logical call of a hand-written backend (any status; errors are the caller's)."""
         client = self.client()
-        with self.call(idempotent=idempotent) as state:
+        with self.call(
+            idempotent=idempotent, what=what, max_response_bytes=max_response_bytes
+        ) as state:
             try:
                 response = await client.request(
                     method,

@@ -4,6 +4,11 @@
 default" needs its own value: :data:`USE_DEFAULT`. The public coroutines put
 the caller's choice in a context variable for the duration of the call; the
 HTTP transport reads it when it sends, so backends need no extra plumbing.
+
+``total`` is the deadline of the whole call: connecting, the answer's headers
+and body, and every retry (the clock is not restarted by a retry). The other
+four bound one step each, so a server trickling a byte per second stays within
+``read`` for ever; only ``total`` ends such a call.
 """
 
 from __future__ import annotations
@@ -49,25 +54,32 @@ USE_DEFAULT: Final = UseDefault()
 
 @attrs.frozen
 class Timeout:
-    """Timeouts of one call in seconds; ``None`` disables that one."""
+    """Timeouts of one call in seconds; ``None`` disables that one.
+
+    ``total`` is the whole call's deadline, retries included; left out, the
+    namespace's configured deadline (``call_timeout``) still applies.
+    """
 
     connect: float | None = None
     read: float | None = None
     write: float | None = None
     pool: float | None = None
+    total: float | UseDefault | None = USE_DEFAULT
 
     @classmethod
     def of(cls, total: float | None) -> Timeout:
-        return cls(connect=total, read=total, write=total, pool=total)
+        """One number for everything: each step and the whole call (``--timeout``)."""
+        return cls(connect=total, read=total, write=total, pool=total, total=total)
 
     @classmethod
-    def from_millis(cls, connect_ms: int, read_ms: int) -> Timeout:
-        """The properties' form: connect and read timeouts in milliseconds."""
+    def from_millis(cls, connect_ms: int, read_ms: int, total_ms: int | None = None) -> Timeout:
+        """The properties' form: connect, read and whole-call timeouts in milliseconds."""
         return cls(
             connect=connect_ms / 1000,
             read=read_ms / 1000,
             write=read_ms / 1000,
             pool=connect_ms / 1000,
+            total=None if total_ms is None else total_ms / 1000,
         )
 
 
@@ -79,11 +91,20 @@ _CURRENT: contextvars.ContextVar[Timeout | UseDefault | None] = contextvars.Cont
 
 
 def _normalize(timeout: object) -> Timeout | UseDefault | None:
-    if isinstance(timeout, UseDefault | Timeout) or timeout is None:
+    if isinstance(timeout, Timeout):
+        total = timeout.total
+        if isinstance(total, bool) or not (
+            total is None or isinstance(total, UseDefault | int | float)
+        ):
+            raise InvalidInputError(f"Timeout.total must be seconds or None, got {total!r}")
+        if isinstance(total, int | float) and not total > 0:
+            raise InvalidInputError(f"Timeout.total must be > 0 seconds, got {total}")
+        return timeout
+    if isinstance(timeout, UseDefault) or timeout is None:
         return timeout
     if isinstance(timeout, bool) or not isinstance(timeout, int | float):
         raise InvalidInputError(f"timeout must be seconds, a Timeout or None, got {timeout!r}")
-    if timeout <= 0:
+    if not timeout > 0:  # NaN too
         raise InvalidInputError(f"timeout must be > 0 seconds, got {timeout}")
     return Timeout.of(float(timeout))
 

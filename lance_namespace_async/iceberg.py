@@ -56,7 +56,7 @@ import httpx
 
 from . import errors
 from ._base import AsyncLanceNamespace
-from ._config import parse_bool, parse_positive_int, prop
+from ._config import mask_url_userinfo, parse_bool, parse_positive_int, prop
 from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous, parse_http_url
 from ._identifiers import Identifier, validate_identifier
 from ._lance_tables import (
@@ -121,7 +121,9 @@ class IcebergConfig(HttpConfig):
     """Properties of ``impl="iceberg"`` as the Iceberg implementation spec lists them (ms)."""
 
     endpoint: str = prop(
-        parse=parse_http_url, doc="the Iceberg REST Catalog, e.g. http://host:8181"
+        parse=parse_http_url,
+        shown=mask_url_userinfo,
+        doc="the Iceberg REST Catalog, e.g. http://host:8181 (a user:password@ is HTTP Basic auth)",
     )
     root: str | None = prop(
         default=None,
@@ -298,6 +300,7 @@ class IcebergNamespace(AsyncLanceNamespace):
         self.transport = HttpTransport(
             config,
             base_url=config.endpoint,
+            url_key="endpoint",
             default_token_url=f"{config.endpoint}/v1/oauth/tokens",
         )
         self.tables = LanceTables(
@@ -315,7 +318,7 @@ class IcebergNamespace(AsyncLanceNamespace):
         return cls(IcebergConfig.from_properties(properties))
 
     def namespace_id(self) -> str:
-        return f"IcebergNamespace(endpoint={self.config.endpoint!r})"
+        return f"IcebergNamespace(endpoint={mask_url_userinfo(self.config.endpoint)!r})"
 
     async def aclose(self) -> None:
         await self.transport.aclose()

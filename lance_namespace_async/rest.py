@@ -19,7 +19,7 @@ import httpx
 
 from . import errors
 from ._base import AsyncLanceNamespace
-from ._config import prop
+from ._config import mask_url_userinfo, prop
 from ._http import HttpConfig, HttpTransport, error_from_response, parse_http_url, transport_error
 from ._identifiers import Identifier, join_identifier, validate_identifier, validate_name
 from .models import (
@@ -73,7 +73,11 @@ class RestConfig(HttpConfig):
 
     ignored_keys: ClassVar[frozenset[str]] = frozenset({"tls.reload_interval_seconds"})
 
-    uri: str = prop(parse=parse_http_url, doc="the server, e.g. http://127.0.0.1:2333")
+    uri: str = prop(
+        parse=parse_http_url,
+        shown=mask_url_userinfo,
+        doc="the server, e.g. http://127.0.0.1:2333 (a user:password@ is HTTP Basic auth)",
+    )
     delimiter: str = prop(default="$", parse=_delimiter)
 
 
@@ -89,7 +93,7 @@ class RestNamespace(AsyncLanceNamespace):
     def __init__(self, config: RestConfig) -> None:
         super().__init__(config)
         self.delimiter = config.delimiter
-        self.transport = HttpTransport(config, base_url=config.uri)
+        self.transport = HttpTransport(config, base_url=config.uri, url_key="uri")
         self._generated: Any = None
 
     @classmethod
@@ -97,7 +101,8 @@ class RestNamespace(AsyncLanceNamespace):
         return cls(RestConfig.from_properties(properties))
 
     def namespace_id(self) -> str:
-        return f"RestNamespace(uri={self.config.uri!r}, delimiter={self.delimiter!r})"
+        uri = mask_url_userinfo(self.config.uri)
+        return f"RestNamespace(uri={uri!r}, delimiter={self.delimiter!r})"
 
     async def aclose(self) -> None:
         await self.transport.aclose()
@@ -108,7 +113,7 @@ class RestNamespace(AsyncLanceNamespace):
         if self._generated is None:
             from lance_namespace_rest_client.client import Client
 
-            generated = Client(base_url=self.config.uri, raise_on_unexpected_status=False)
+            generated = Client(base_url=self.transport.base_url, raise_on_unexpected_status=False)
             generated.set_async_httpx_client(self.transport.client())
             self._generated = generated
         return self._generated
@@ -168,7 +173,7 @@ class RestNamespace(AsyncLanceNamespace):
         operations whose answer has no body (the exists checks).
         """
         client = self._client()
-        with self.transport.call(idempotent=idempotent, headers=headers) as state:
+        with self.transport.call(idempotent=idempotent, what=what, headers=headers) as state:
             try:
                 response = await api(*args, client=client, **self._query(), **kwargs)
                 status, content, parsed = response.status_code, response.content, response.parsed
@@ -346,7 +351,9 @@ class RestNamespace(AsyncLanceNamespace):
             "include_declared": request.include_declared,
         }
         api = self._api("table", "list_all_tables")
-        with self.transport.call(idempotent=True, headers=self._headers(body)) as state:
+        with self.transport.call(
+            idempotent=True, what="ListAllTables", headers=self._headers(body)
+        ) as state:
             try:
                 response = await api(
                     client=client,

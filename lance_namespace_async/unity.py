@@ -42,7 +42,7 @@ import httpx
 from . import errors
 from ._arrow_json import spark_type
 from ._base import AsyncLanceNamespace
-from ._config import parse_positive_int, prop
+from ._config import mask_url_userinfo, parse_positive_int, prop
 from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous, parse_http_url
 from ._identifiers import Identifier, validate_identifier
 from ._lance_tables import (
@@ -94,7 +94,11 @@ PAGE_SIZE = 50  # the largest max_results Unity's API declares
 class UnityConfig(HttpConfig):
     """Properties of ``impl="unity"`` as the Unity implementation spec lists them (ms)."""
 
-    endpoint: str = prop(parse=parse_http_url, doc="Unity Catalog server, e.g. http://host:8080")
+    endpoint: str = prop(
+        parse=parse_http_url,
+        shown=mask_url_userinfo,
+        doc="Unity Catalog server, e.g. http://host:8080 (a user:password@ is HTTP Basic auth)",
+    )
     read_timeout: int = prop(default=300000, parse=parse_positive_int)
     root: str = prop(
         default="/tmp/lance",
@@ -190,7 +194,9 @@ class UnityNamespace(AsyncLanceNamespace):
     def __init__(self, config: UnityConfig) -> None:
         super().__init__(config)
         self.root = config.root.rstrip("/")
-        self.transport = HttpTransport(config, base_url=config.endpoint + API_BASE)
+        self.transport = HttpTransport(
+            config, base_url=config.endpoint + API_BASE, url_key="endpoint"
+        )
         self.tables = LanceTables(
             threads=config.worker_threads,
             storage_options=config.storage,
@@ -203,7 +209,7 @@ class UnityNamespace(AsyncLanceNamespace):
         return cls(UnityConfig.from_properties(properties))
 
     def namespace_id(self) -> str:
-        return f"UnityNamespace(endpoint={self.config.endpoint!r})"
+        return f"UnityNamespace(endpoint={mask_url_userinfo(self.config.endpoint)!r})"
 
     async def aclose(self) -> None:
         await self.transport.aclose()

@@ -1,7 +1,8 @@
 """The shared HTTP transport policy, at the HTTP level (respx): retries, auth, errors.
 
 Driven through the rest backend, the transport's first user; iceberg and unity
-use the same module.
+use the same module. No server: respx answers in-process (the cases that need a
+real socket, trickling and oversized answers, are in test_http_wire.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import respx
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
-from lance_namespace_async._http import _retry_after_seconds
+from lance_namespace_async._cli import main
+from lance_namespace_async._http import _CALL, _retry_after_seconds
 from lance_namespace_async._timeout import Timeout
 from lance_namespace_async.rest import RestNamespace
 
@@ -395,9 +397,99 @@ async def test_per_call_timeout_overrides_the_configured_one() -> None:
 
 async def test_bad_timeouts_are_invalid_input() -> None:
     async with rest() as ns:
-        for bad in (0, -1, "5", True):
+        for bad in (0, -1, "5", True, float("nan"), Timeout(total=0), Timeout(total="5")):  # type: ignore[arg-type]
             with pytest.raises(errors.InvalidInputError):
                 await ns.list_tables({"id": ["a"]}, timeout=bad)  # type: ignore[arg-type]
+
+
+@respx.mock
+async def test_every_call_has_a_deadline_unless_the_caller_asks_for_none() -> None:
+    """call_timeout (60 s by default) bounds a call; timeout= sets it, None removes it."""
+    left: list[float | None] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        state = _CALL.get()
+        assert state is not None
+        left.append(None if state.deadline is None else state.deadline - anyio.current_time())
+        return tables()
+
+    respx.get(LIST_A).mock(side_effect=answer)
+    async with rest() as ns:
+        await ns.list_tables({"id": ["a"]})
+        await ns.list_tables({"id": ["a"]}, timeout=2)
+        await ns.list_tables({"id": ["a"]}, timeout=Timeout(read=9))  # total left out: config's
+        await ns.list_tables({"id": ["a"]}, timeout=Timeout(read=9, total=5))
+        await ns.list_tables({"id": ["a"]}, timeout=None)
+    assert rest().config.call_timeout == 60000
+    assert [None if x is None else round(x) for x in left] == [60, 2, 60, 5, None]
+
+
+@respx.mock
+async def test_a_retry_whose_wait_outlasts_the_deadline_is_not_made() -> None:
+    """The server asks for 30 s; the call has 1 s: it ends at once with the server's answer."""
+    route = respx.get(LIST_A).mock(
+        return_value=httpx.Response(429, headers={"Retry-After": "30"}, json={"code": 21})
+    )
+    async with rest(call_timeout="1000") as ns:
+        with pytest.raises(errors.ThrottlingError):
+            await ns.list_tables({"id": ["a"]})
+    assert route.call_count == 1
+
+
+@respx.mock
+async def test_an_oversized_answer_is_internal_and_names_the_key() -> None:
+    """Content-Length over the limit is refused before reading (respx: httpx wire)."""
+    route = respx.get(LIST_A).mock(return_value=httpx.Response(200, content=b"x" * 2048))
+    async with rest(max_response_bytes="1024") as ns:
+        with pytest.raises(errors.InternalError, match="max_response_bytes") as caught:
+            await ns.list_tables({"id": ["a"]})
+    assert caught.value.code == 18
+    assert route.call_count == 1  # not retried
+    assert rest().config.max_response_bytes == 64 * 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    ("impl", "key", "other"),
+    [
+        ("rest", "uri", {"auth_token": "t"}),
+        ("rest", "uri", {"credential": "id:s", "oauth2_server_uri": f"{URI}/t"}),
+        ("rest", "uri", {"header.authorization": "Bearer x"}),
+        ("iceberg", "endpoint", {"auth_token": "t"}),
+        ("unity", "endpoint", {"auth_token": "t"}),
+    ],
+)
+def test_a_url_password_and_another_authorization_are_invalid_input_naming_both(
+    impl: str, key: str, other: dict[str, str]
+) -> None:
+    properties = {key: "http://user:pw-S3CRET@catalog.test", **other}
+    with pytest.raises(errors.InvalidInputError) as caught:
+        lna.connect(impl, properties)
+    message = str(caught.value)
+    assert f"'{key}'" in message
+    assert f"'{next(iter(other))}'" in message
+    assert "S3CRET" not in message
+
+
+def test_a_token_endpoint_url_with_a_password_is_refused() -> None:
+    with pytest.raises(errors.InvalidInputError, match="oauth2_server_uri"):
+        rest(credential="id:s", oauth2_server_uri="http://id:S3CRET@auth.test/token")
+
+
+@pytest.mark.parametrize("impl", ["iceberg", "unity"])
+def test_url_passwords_are_masked_in_every_backend(impl: str) -> None:
+    namespace = lna.connect(impl, {"endpoint": "http://user:pw-S3CRET@catalog.test"})
+    for text in (repr(namespace), namespace.namespace_id(), repr(namespace.config)):
+        assert "S3CRET" not in text
+        assert "user:***@catalog.test" in text
+
+
+def test_the_cli_config_shows_a_url_password_masked(capsys: pytest.CaptureFixture[str]) -> None:
+    uri = "http://user:pw-S3CRET@catalog.test"
+    code = main(["config", "--impl", "rest", "--prop", f"uri={uri}", "-o", "json"])
+    shown = capsys.readouterr()
+    assert code == 0, shown.err
+    assert "S3CRET" not in shown.out + shown.err
+    assert "http://user:***@catalog.test" in shown.out
 
 
 # -- configuration ------------------------------------------------------------------------
@@ -412,6 +504,8 @@ async def test_bad_timeouts_are_invalid_input() -> None:
         ({"uri": URI, "read_timeout": "soon"}, "read_timeout"),
         ({"uri": URI, "credential": "no-colon"}, "credential"),
         ({"uri": URI, "tls.verify": "perhaps"}, "tls.verify"),
+        ({"uri": URI, "call_timeout": "0"}, "call_timeout"),
+        ({"uri": URI, "max_response_bytes": "lots"}, "max_response_bytes"),
         ({"uri": URI, "mystery": "1"}, "mystery"),
     ],
 )

@@ -1,33 +1,69 @@
-"""Both wires under the HTTP transport (``http_client``) keep the same retry policy.
+"""Both wires under the HTTP transport (``http_client``) keep the same policy.
 
 ``auto`` (the default on asyncio) sends through aiohttp, ``httpx`` through
 httpcore. Whether a request may have reached the server decides whether a
-create is retried, so each wire's failures must map to the same httpx errors.
-Driven against a scripted HTTP/1.1 server on a free loopback port.
+create is retried, so each wire's failures must map to the same httpx errors;
+and a hostile server (one trickling a byte every 0.2 s, one sending more than
+the client will read, plain, chunked, until close or as a gzip bomb) is cut off
+by the same deadline and size limit on both, with the client's memory bounded.
+Driven against a scripted HTTP/1.1 server (asyncio streams) on a free loopback
+port; the ``lance-ns --timeout`` case runs the installed script in a subprocess.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import os
+import sys
+import time
+import tracemalloc
+import zlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
+from lance_namespace_async._timeout import Timeout
 
 WIRES = ["aiohttp", "httpx"]
 FAST = {"retry_backoff_ms": "1", "retry_max_backoff_ms": "5", "read_timeout": "300"}
+TRICKLE_GAP = 0.2  # seconds between two bytes of a trickling server
+HUGE = 50 * 1024 * 1024  # what an oversized server offers to send
+LIMIT = 1024 * 1024  # the max_response_bytes of the oversized cases
+CHUNK = b"x" * 65536
+
+
+@functools.cache
+def gzip_bomb() -> bytes:
+    """64 MiB of zeros, gzipped (~64 KiB): small on the wire, huge once inflated."""
+    deflater = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    block = bytes(1024 * 1024)
+    return b"".join([deflater.compress(block) for _ in range(64)] + [deflater.flush()])
 
 
 class ScriptedServer:
-    """Answers requests in order of ``script``: "ok", "close" (no answer) or "stall"."""
+    """Answers requests in order of ``script``, one action each.
+
+    "ok" answers ("gzip" compressed, "zstd" labelled so, "token" with an OAuth2
+    token), "close" closes
+    without an answer, "cut-body" in the middle of the body, "stall" answers nothing for a
+    second; the hostile ones: "trickle-head" / "trickle-body" send the status line
+    or the body one byte every TRICKLE_GAP, "big-length" announces and sends HUGE
+    bytes, "big-chunked" sends them chunked, "big-until-close" with neither length
+    nor chunks, "gzip-bomb" sends :func:`gzip_bomb`. ``sent`` counts body bytes
+    the server managed to write.
+    """
 
     def __init__(self, script: list[str]) -> None:
         self.script = script
         self.requests: list[str] = []
+        self.heads: list[bytes] = []
+        self.sent = 0
         self.server: asyncio.Server | None = None
 
     @property
@@ -47,17 +83,35 @@ class ScriptedServer:
                         length = int(value)
                 await reader.readexactly(length)
                 self.requests.append(head.split(b" ", 2)[1].decode())
+                self.heads.append(head)
                 action = self.script.pop(0) if self.script else "ok"
                 if action == "close":
+                    writer.close()
+                    return
+                if action == "cut-body":  # the connection drops in the middle of the body
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n{")
+                    await writer.drain()
                     writer.close()
                     return
                 if action == "stall":  # past the client's read timeout
                     await asyncio.sleep(1)
                     writer.close()
                     return
+                if action in HOSTILE:
+                    await HOSTILE[action](self, writer)
+                    writer.close()
+                    return
                 body = json.dumps({"tables": ["t"], "namespaces": []}).encode()
+                extra = b""
+                if action == "token":
+                    body = json.dumps({"access_token": "tk", "expires_in": 3600}).encode()
+                if action == "gzip":
+                    body, extra = zlib.compress(body, wbits=31), b"Content-Encoding: gzip\r\n"
+                if action == "zstd":  # never asked for: httpx would inflate it without a bound
+                    extra = b"Content-Encoding: zstd\r\n"
                 writer.write(
                     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    + extra
                     + f"Content-Length: {len(body)}\r\n\r\n".encode()
                     + body
                 )
@@ -65,14 +119,91 @@ class ScriptedServer:
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
             writer.close()  # the client went away, or the test is over
 
+    async def trickle(self, writer: asyncio.StreamWriter, data: bytes) -> None:
+        for byte in data:
+            writer.write(bytes([byte]))
+            await writer.drain()
+            self.sent += 1
+            await asyncio.sleep(TRICKLE_GAP)
+
+    async def trickle_head(self, writer: asyncio.StreamWriter) -> None:
+        await self.trickle(writer, b"HTTP/1.1 200 OK\r\n" + b"X-Slow: " + b"s" * 1000)
+
+    async def trickle_body(self, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+        writer.write(b"Content-Length: 1000\r\n\r\n")
+        await self.trickle(writer, b'{"tables": ["' + b"t" * 980)
+
+    async def send_huge(self, writer: asyncio.StreamWriter, *, chunked: bool = False) -> None:
+        while self.sent < HUGE:
+            if chunked:
+                writer.write(f"{len(CHUNK):x}\r\n".encode() + CHUNK + b"\r\n")
+            else:
+                writer.write(CHUNK)
+            await writer.drain()
+            self.sent += len(CHUNK)
+        if chunked:
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+
+    async def big_length(self, writer: asyncio.StreamWriter) -> None:
+        writer.write(f"HTTP/1.1 200 OK\r\nContent-Length: {HUGE}\r\n\r\n".encode())
+        await self.send_huge(writer)
+
+    async def big_chunked(self, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        await self.send_huge(writer, chunked=True)
+
+    async def big_until_close(self, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
+        await self.send_huge(writer)
+
+    async def bomb(self, writer: asyncio.StreamWriter) -> None:
+        body = gzip_bomb()
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        await writer.drain()
+        self.sent += len(body)
+
+
+HOSTILE = {
+    "trickle-head": ScriptedServer.trickle_head,
+    "trickle-body": ScriptedServer.trickle_body,
+    "big-length": ScriptedServer.big_length,
+    "big-chunked": ScriptedServer.big_chunked,
+    "big-until-close": ScriptedServer.big_until_close,
+    "gzip-bomb": ScriptedServer.bomb,
+}
+
+
+async def _serve() -> ScriptedServer:
+    server = ScriptedServer([])
+    server.server = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+    return server
+
 
 @pytest.fixture
 async def scripted() -> AsyncIterator[ScriptedServer]:
-    server = ScriptedServer([])
-    server.server = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+    server = await _serve()
     try:
         yield server
     finally:
+        assert server.server is not None
+        server.server.close()
+
+
+@pytest.fixture
+async def token_server() -> AsyncIterator[ScriptedServer]:
+    """A second origin: an OAuth2 token endpoint apart from the catalog."""
+    server = await _serve()
+    server.script = ["token"] * 10
+    try:
+        yield server
+    finally:
+        assert server.server is not None
         server.server.close()
 
 
@@ -108,6 +239,21 @@ async def test_read_timeouts_are_retried_for_reads_only(
         assert len(scripted.requests) == 2
         scripted.script = ["stall"]
         with pytest.raises(errors.ServiceUnavailableError, match="timed out"):
+            await ns.create_namespace({"id": ["a"]})
+    assert len(scripted.requests) == 3
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_body_cut_off_is_retried_for_reads_only(
+    scripted: ScriptedServer, wire: str
+) -> None:
+    """The body is read inside the retry policy on both wires: a read retries, a create not."""
+    scripted.script = ["cut-body"]
+    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire, **FAST}) as ns:
+        assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
+        assert len(scripted.requests) == 2
+        scripted.script = ["cut-body"]
+        with pytest.raises(errors.ServiceUnavailableError):
             await ns.create_namespace({"id": ["a"]})
     assert len(scripted.requests) == 3
 
@@ -160,3 +306,182 @@ async def test_cookies_a_server_sets_are_still_sent_back() -> None:
         assert (await c.get("/v1/table")).json() == {"cookie": None}
         await c.get("/login")
         assert (await c.get("/v1/table")).json() == {"cookie": "session=s1"}
+
+
+# -- a whole-call deadline (a server that trickles) -----------------------------------------------
+
+
+@pytest.mark.parametrize("action", ["trickle-head", "trickle-body"])
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_trickling_server_is_cut_off_by_the_call_deadline(
+    scripted: ScriptedServer, wire: str, action: str
+) -> None:
+    """A byte every 0.2 s never trips the 30 s read timeout; call_timeout ends the call."""
+    scripted.script = [action] * 10
+    properties = {"uri": scripted.url, "http_client": wire, "call_timeout": "1000"}
+    async with lna.connect("rest", properties) as ns:
+        started = time.monotonic()
+        with pytest.raises(errors.ServiceUnavailableError, match=r"timed out.*deadline of 1 s"):
+            await ns.list_tables({"id": ["a"]})
+        elapsed = time.monotonic() - started
+    assert 0.9 <= elapsed < 5, elapsed
+    assert scripted.sent >= 3  # it was trickling when the deadline struck
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_the_per_call_timeout_is_the_whole_calls_deadline(
+    scripted: ScriptedServer, wire: str
+) -> None:
+    scripted.script = ["trickle-body"] * 10
+    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire}) as ns:
+        for timeout in (1.0, Timeout(read=30, total=1)):
+            started = time.monotonic()
+            with pytest.raises(errors.ServiceUnavailableError, match="timed out"):
+                await ns.list_tables({"id": ["a"]}, timeout=timeout)
+            assert 0.9 <= time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_retries_do_not_restart_the_deadline(scripted: ScriptedServer, wire: str) -> None:
+    """Ten retries of 0.3 s read timeouts would take 3.3 s; the 1 s deadline ends them."""
+    scripted.script = ["stall"] * 20
+    properties = {"uri": scripted.url, "http_client": wire, **FAST}
+    properties.update(max_retries="10", call_timeout="1000")
+    async with lna.connect("rest", properties) as ns:
+        started = time.monotonic()
+        with pytest.raises(errors.ServiceUnavailableError, match="timed out"):
+            await ns.list_tables({"id": ["a"]})
+        assert time.monotonic() - started < 2.5
+    assert 2 <= len(scripted.requests) <= 5
+
+
+async def test_lance_ns_timeout_stops_a_trickling_server(
+    scripted: ScriptedServer, tmp_path: Path
+) -> None:
+    scripted.script = ["trickle-body"] * 10
+    script = Path(sys.executable).parent / "lance-ns"
+    command = (
+        [str(script)] if script.exists() else [sys.executable, "-m", "lance_namespace_async._cli"]
+    )
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("LANCE_NS_")}
+    env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path))
+    started = time.monotonic()
+    process = await asyncio.create_subprocess_exec(
+        *command,
+        *("ls", "a", "--impl", "rest", "--prop", f"uri={scripted.url}", "--timeout", "1"),
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        stdout, stderr = await asyncio.wait_for(process.communicate(), 60)
+    finally:
+        if process.returncode is None:
+            process.kill()
+    elapsed = time.monotonic() - started
+    assert process.returncode == 7, stderr  # unavailable: timeouts
+    assert "timed out" in stderr.decode()
+    assert stdout == b""
+    assert elapsed < 15  # the interpreter's start included; without a deadline: 200 s
+    assert scripted.sent >= 3
+
+
+# -- a size limit on every answer -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("action", ["big-length", "big-chunked", "big-until-close", "gzip-bomb"])
+@pytest.mark.parametrize("wire", WIRES)
+async def test_an_oversized_answer_stops_the_read_with_memory_bounded(
+    scripted: ScriptedServer, wire: str, action: str
+) -> None:
+    """50 MB offered (or 64 MiB once inflated) against a 1 MiB limit: refused, not read."""
+    gzip_bomb()  # built before measuring
+    scripted.script = ["ok"] + [action] * 10
+    properties = {"uri": scripted.url, "http_client": wire, "max_response_bytes": str(LIMIT)}
+    async with lna.connect("rest", properties) as ns:
+        await ns.list_tables({"id": ["warm-up"]})  # imports and pools: not this answer's cost
+        tracemalloc.start()
+        try:
+            with pytest.raises(errors.InternalError, match="max_response_bytes") as caught:
+                await ns.list_tables({"id": ["a"]})
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert caught.value.code == 18
+    assert peak < 12 * LIMIT, f"peak {peak / 2**20:.1f} MiB"
+    assert len(scripted.requests) == 2  # not retried: the same question, the same answer
+    if action != "gzip-bomb":
+        assert scripted.sent < HUGE  # the client stopped reading; the server could not finish
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_compressed_answer_within_the_limit_is_read(
+    scripted: ScriptedServer, wire: str
+) -> None:
+    scripted.script = ["gzip"]
+    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire}) as ns:
+        assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
+    assert b"accept-encoding: gzip, deflate\r\n" in scripted.heads[0].lower()
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_an_answer_compressed_in_a_scheme_not_asked_for_is_refused(
+    scripted: ScriptedServer, wire: str
+) -> None:
+    scripted.script = ["zstd"]
+    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire}) as ns:
+        with pytest.raises(errors.InternalError, match="'zstd', which was not asked for"):
+            await ns.list_tables({"id": ["a"]})
+
+
+# -- credentials in the URL, and headers kept to the catalog's origin ------------------------------
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_url_password_is_basic_auth_on_both_wires_and_never_shown(
+    scripted: ScriptedServer, wire: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("DEBUG")
+    uri = scripted.url.replace("http://", "http://reader:s3cr%40t-pw@")
+    async with lna.connect("rest", {"uri": uri, "http_client": wire}) as ns:
+        assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
+        shown = [repr(ns), ns.namespace_id(), repr(ns.config), str(ns.config.redacted_properties())]
+    head = scripted.heads[0].decode()
+    expected = httpx.BasicAuth("reader", "s3cr@t-pw")._auth_header  # type: ignore[attr-defined]
+    assert f"\r\nauthorization: {expected}".lower() in head.lower()
+    assert head.startswith("GET /v1/namespace/a/table/list")  # no userinfo on the wire
+    for text in [*shown, caplog.text]:
+        assert "s3cr" not in text
+    assert "reader:***@127.0.0.1" in shown[1]
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_url_password_never_shows_in_connection_errors(wire: str) -> None:
+    properties = {"uri": "http://reader:s3cr3t-pw@127.0.0.1:9", "http_client": wire, **FAST}
+    async with lna.connect("rest", {**properties, "max_retries": "0"}) as ns:
+        with pytest.raises(errors.ServiceUnavailableError) as caught:
+            await ns.list_tables({"id": ["a"]})
+    assert "s3cr3t" not in str(caught.value) + repr(caught.value)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_header_extras_go_to_the_catalog_only_not_to_the_token_endpoint(
+    scripted: ScriptedServer, token_server: ScriptedServer, wire: str
+) -> None:
+    properties = {
+        "uri": scripted.url,
+        "http_client": wire,
+        "credential": "cid:csecret",
+        "oauth2_server_uri": f"{token_server.url}/oauth/tokens",
+        "header.X-Catalog-Key": "catalog-only-key",
+        "api_key": "catalog-api-key",
+    }
+    async with lna.connect("rest", properties) as ns:
+        assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
+    token_head = token_server.heads[0].decode().lower()
+    catalog_head = scripted.heads[0].decode().lower()
+    assert token_head.startswith("post /oauth/tokens")
+    assert "catalog-only-key" not in token_head
+    assert "catalog-api-key" not in token_head
+    assert "x-catalog-key: catalog-only-key" in catalog_head
+    assert "authorization: bearer tk" in catalog_head

@@ -1,0 +1,141 @@
+"""Reading an HTTP answer's body within a size limit, whichever wire brought it.
+
+Every answer is hostile until read: a catalog (or whatever answers in its
+place) may send a body of any size. :func:`read_bounded` reads it into the
+response under a limit (``max_response_bytes``) and stops as soon as the limit
+is passed:
+
+* a ``Content-Length`` over the limit is refused before a byte of body is read;
+* bytes are counted while streaming (chunked answers have no length, and a
+  length may lie);
+* a compressed body is inflated by at most the remaining budget per step, so a
+  gzip bomb stops after ``limit + 1`` bytes of output instead of expanding in
+  memory first. Only gzip and deflate are requested (:data:`ACCEPT_ENCODING`):
+  zlib can bound its output per step. An answer compressed in another scheme
+  that expands (br, zstd) was not asked for and is refused.
+
+Too large is :class:`~.errors.InternalError` (code 18): the server's answer is
+unusable, as a malformed body is. It is not a caller's mistake (13), and not a
+passing condition worth retrying (17): the same question gets the same answer.
+The message names the key that raises the limit.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import anyio
+import httpx
+
+from . import errors
+
+__all__ = ["ACCEPT_ENCODING", "read_bounded"]
+
+#: the encodings asked of servers: those whose inflation can be bounded per step
+ACCEPT_ENCODING = "gzip, deflate"
+
+_INFLATED = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
+#: encodings httpx would inflate (without a bound) that are never requested
+_REFUSED = frozenset({"br", "zstd", "compress", "x-compress"})
+
+
+def too_large(limit: int) -> errors.InternalError:
+    return errors.InternalError(
+        f"the server's answer is larger than max_response_bytes ({limit} bytes); "
+        "raise that key if the catalog really sends such answers"
+    )
+
+
+class _Inflater:
+    """gzip or deflate, producing at most the budget it is given per step.
+
+    deflate is tried zlib-wrapped and then raw, as httpx (and browsers) do,
+    since servers send both under that name.
+    """
+
+    def __init__(self, encoding: str) -> None:
+        self._wbits = _INFLATED[encoding]
+        self._inflater = zlib.decompressobj(self._wbits)
+        self._may_be_raw = self._wbits == zlib.MAX_WBITS
+
+    def decode(self, data: bytes, budget: int) -> bytes:
+        try:
+            out = self._inflater.decompress(data, budget + 1)
+        except zlib.error as exc:
+            if not self._may_be_raw:
+                raise httpx.DecodingError(f"invalid compressed body: {exc}") from None
+            self._may_be_raw = False
+            self._inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+            return self.decode(data, budget)
+        self._may_be_raw = False
+        return out
+
+    def flush(self, budget: int) -> bytes:
+        try:
+            return self._inflater.flush(budget + 1)
+        except zlib.error as exc:
+            raise httpx.DecodingError(f"invalid compressed body: {exc}") from None
+
+
+def _inflater(headers: httpx.Headers) -> _Inflater | None:
+    codings = [
+        coding
+        for coding in (
+            value.strip().lower() for value in headers.get_list("content-encoding", True)
+        )
+        if coding and coding != "identity"
+    ]
+    refused = [coding for coding in codings if coding in _REFUSED]
+    if refused:
+        raise errors.InternalError(
+            f"the server compressed its answer with {refused[0]!r}, which was not asked for "
+            f"(Accept-Encoding: {ACCEPT_ENCODING})"
+        )
+    inflated = [coding for coding in codings if coding in _INFLATED]
+    if len(inflated) > 1:
+        raise errors.InternalError("the server compressed its answer more than once")
+    return _Inflater(inflated[0]) if inflated else None  # unknown codings: as httpx, raw
+
+
+async def _close(response: httpx.Response) -> None:
+    """Close (not reuse) the connection of an answer left unread, even when cancelled."""
+    with anyio.CancelScope(shield=True):
+        await response.aclose()
+
+
+async def read_bounded(response: httpx.Response, limit: int) -> None:
+    """Read ``response``'s body (decoded) into it, or raise once it passes ``limit`` bytes.
+
+    Afterwards ``response.content`` is the decoded body and httpx reads nothing
+    more. Failures while reading are httpx errors, as they would be from httpx.
+    """
+    length = response.headers.get("content-length")
+    try:
+        if length is not None and length.strip().isdigit() and int(length) > limit:
+            raise too_large(limit)
+        inflater = _inflater(response.headers)
+    except errors.InternalError:
+        await _close(response)
+        raise
+    chunks: list[bytes] = []
+    raw = size = 0
+    try:
+        async for chunk in response.aiter_raw():
+            raw += len(chunk)
+            if raw > limit:
+                raise too_large(limit)
+            data = chunk if inflater is None else inflater.decode(chunk, limit - size)
+            size += len(data)
+            if size > limit:
+                raise too_large(limit)
+            chunks.append(data)
+        if inflater is not None:
+            tail = inflater.flush(limit - size)
+            if size + len(tail) > limit:
+                raise too_large(limit)
+            chunks.append(tail)
+    except BaseException:
+        await _close(response)
+        raise
+    # httpx's own read returns this attribute when set: the body is not read twice
+    response._content = chunks[0] if len(chunks) == 1 else b"".join(chunks)
