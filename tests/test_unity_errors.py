@@ -160,7 +160,8 @@ async def test_injected_codes_on_declare_table(
     kind: type[errors.LanceNamespaceError],
     number: int,
 ) -> None:
-    server.fail_next(status, error_code=code)
+    # DeclareTable first asks whether the table exists; the fault answers the create
+    server.fail_next(status, error_code=code, operations=("createTable",))
     error = await refused(kind, ns.declare_table, {"id": [CAT, "s", "t"]})
     assert error.code == number
     assert f"{CAT}.s.t" not in server.tables

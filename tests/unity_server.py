@@ -485,6 +485,7 @@ class UnityServer(SpecCheckedServer):
         self.catalogs = {}
         self.schemas = {}
         self.tables = {}
+        self.fault_operations: frozenset[str] | None = None
         self.allow_catalog_create = True
         # Unity's PagedListingHelper.DEFAULT_PAGE_SIZE: the server's page-length bound
         self.page_size_limit = 100
@@ -558,8 +559,12 @@ class UnityServer(SpecCheckedServer):
         *,
         headers: dict[str, str] | None = None,
         error_code: str | None = None,
+        operations: tuple[str, ...] = (),
     ) -> None:
         """Answer the next `count` valid, authorized requests with `status` and a Unity error.
+
+        `operations` (operation ids, e.g. ``("createTable",)``) limits the fault to those
+        operations; other requests pass.
 
         The error_code defaults to the one Unity uses for the status (409: ABORTED, 429:
         RESOURCE_EXHAUSTED, 503: UNAVAILABLE, ...); `headers` (e.g. Retry-After) are sent.
@@ -567,7 +572,11 @@ class UnityServer(SpecCheckedServer):
         fault = Fault(status, dict(headers or {}), error_code)
         if error_code is not None and error_code not in ERROR_CODES:
             raise ValueError(f"unknown Unity error_code {error_code!r}")
+        self.fault_operations = frozenset(operations) if operations else None
         self._queue_faults(fault, count)
+
+    def faults_apply_to(self, operation: Operation) -> bool:
+        return self.fault_operations is None or operation.operation_id in self.fault_operations
 
     # the request cycle's answers (see SpecCheckedServer)
 
