@@ -260,12 +260,20 @@ class _AiohttpPool(httpx.AsyncBaseTransport):
         timeout = request.extensions.get("timeout", {})
         connect, pool = timeout.get("connect"), timeout.get("pool")
         session = self._session_for_loop()
+        headers = request.headers.multi_items()
+        data: Any
+        if "transfer-encoding" in request.headers:
+            # a streamed body (an Arrow reader's batches): aiohttp chunks it itself
+            headers = [(k, v) for k, v in headers if k.lower() != "transfer-encoding"]
+            data = request.stream
+        else:
+            data = await request.aread() or None
         try:
             async with session.request(
                 request.method,
                 yarl.URL(str(request.url), encoded=True),
-                headers=request.headers.multi_items(),
-                data=await request.aread() or None,
+                headers=headers,
+                data=data,
                 allow_redirects=False,
                 timeout=aiohttp.ClientTimeout(
                     total=None,

@@ -82,6 +82,14 @@ def translate(exc: BaseException) -> errors.LanceNamespaceError:
     message = _RUST_SOURCE_SUFFIX.sub("", str(exc))
     code = getattr(exc, "code", None)
     if isinstance(code, int) and type(exc).__module__.startswith("lance_namespace"):
+        if code == errors.ErrorCode.INTERNAL:
+            # pylance 14.0.2 reports a caller's mistake inside a data operation as
+            # Internal: a filter Lance cannot parse, rows of another schema
+            reason = message.removeprefix("Internal error: ")
+            if "InvalidInput {" in message:
+                return errors.InvalidInputError(reason)
+            if "with different schema" in message or "SchemaMismatch" in message:
+                return errors.TableSchemaValidationError(reason)
         return errors.from_code(int(code), message)
     if isinstance(exc, NotImplementedError):
         return errors.UnsupportedOperationError(message)

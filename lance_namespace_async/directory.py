@@ -40,6 +40,7 @@ import attrs
 from . import errors
 from ._base import AsyncLanceNamespace
 from ._config import BackendConfig, parse_bool, parse_positive_int, prop
+from ._directory_ops import install_pylance_operations
 from ._identifiers import Identifier, join_identifier, validate_identifier, validate_name
 from ._lance_tables import LanceTables, as_uri, canonical, has_versions, local_path
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
@@ -804,3 +805,6 @@ def _remove_encoded_twins(location: str) -> None:
                 os.remove(os.path.join(leftover, ".lance-reserved"))
             with contextlib.suppress(OSError):  # not empty: not ours to remove
                 os.rmdir(leftover)
+
+
+install_pylance_operations(DirectoryNamespace)

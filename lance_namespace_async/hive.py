@@ -392,7 +392,7 @@ class HiveNamespace(AsyncLanceNamespace):
     def _storage_options(self, parameters: Mapping[str, Any]) -> dict[str, str]:
         return self.tables.options_for(parameters, _HMS_PARAMETERS)
 
-    async def _create_table(
+    async def _create_catalog_entry(
         self,
         database: str,
         name: str,
@@ -468,7 +468,7 @@ class HiveNamespace(AsyncLanceNamespace):
                 db = await self._database(database, what)
                 location = f"{str(db.locationUri).rstrip('/')}/{name}"
         parameters = lance_parameters(body.get("properties"))
-        await self._create_table(database, name, location, parameters, [], what)
+        await self._create_catalog_entry(database, name, location, parameters, [], what)
         return DeclareTableResponse.from_dict(
             {
                 "location": canonical(location),
@@ -491,7 +491,7 @@ class HiveNamespace(AsyncLanceNamespace):
             with contextlib.suppress(errors.TableNotFoundError):
                 await self._deregister(database, name, what)
         columns = _hive_columns(dataset.schema)
-        await self._create_table(database, name, location, parameters, columns, what)
+        await self._create_catalog_entry(database, name, location, parameters, columns, what)
         return RegisterTableResponse.from_dict(
             {"location": canonical(location), "properties": parameters}
         )

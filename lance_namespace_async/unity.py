@@ -400,7 +400,7 @@ class UnityNamespace(AsyncLanceNamespace):
             raise errors.InvalidInputError(f"{what}: {name!r} is not a Lance table")
         return table
 
-    async def _create_table(
+    async def _create_catalog_entry(
         self,
         catalog: str,
         schema: str,
@@ -440,7 +440,9 @@ class UnityNamespace(AsyncLanceNamespace):
         location = body.get("location") or f"{self.root}/{catalog}/{schema}/{name}"
         properties = lance_parameters(body.get("properties"))
         what = f"DeclareTable {catalog}.{schema}.{name}"
-        created = await self._create_table(catalog, schema, name, location, properties, [], what)
+        created = await self._create_catalog_entry(
+            catalog, schema, name, location, properties, [], what
+        )
         location = str(created.get("storage_location") or location)  # as Unity stored it
         return DeclareTableResponse.from_dict(
             {
@@ -464,7 +466,7 @@ class UnityNamespace(AsyncLanceNamespace):
         if mode == "Overwrite":
             with contextlib.suppress(errors.TableNotFoundError):
                 await self._deregister(catalog, schema, name, what)
-        await self._create_table(catalog, schema, name, location, properties, columns, what)
+        await self._create_catalog_entry(catalog, schema, name, location, properties, columns, what)
         return RegisterTableResponse.from_dict({"location": location, "properties": properties})
 
     async def _describe_table(self, request: DescribeTableRequest) -> DescribeTableResponse:

@@ -257,18 +257,22 @@ def test_routes_are_exactly_the_spec_operations(spec: SpecValidator) -> None:
         if method in ("get", "post", "put", "delete")
     }
     assert served_ops == spec_ops
-    assert len(ROUTES) == 16
+    assert len(ROUTES) == 54
     for route in ROUTES:
         item = spec.spec["paths"][route.path]
         operation = item[route.http_method.lower()]
         params = [
-            spec._pointer(p["$ref"])["name"]
+            spec._pointer(p["$ref"]) if "$ref" in p else p
             for p in [*item.get("parameters", []), *operation.get("parameters", [])]
         ]
-        query = {n for n in params if n not in ("id", "delimiter")}
+        query = {p["name"] for p in params if p["in"] == "query" and p["name"] != "delimiter"}
         assert set(route.query) == query, route.operation_id
         assert route.body == ("requestBody" in operation), route.operation_id
-        assert route.method in DirectoryNamespace.list_operations(), route.operation_id
+    # the dir backend serves every route but what pylance 14.0.2's DirectoryNamespace lacks
+    missing = {r.operation_id for r in ROUTES} - {
+        r.operation_id for r in ROUTES if r.method in DirectoryNamespace.list_operations()
+    }
+    assert missing == {"BatchCreateTableVersions", "BatchCommitTables", "UpdateFieldMetadata"}
 
 
 # -- every operation over HTTP ----------------------------------------------------------
@@ -352,7 +356,13 @@ def test_every_operation_over_http(api: httpx.Client, spec: SpecValidator, root:
     ok(api.post("/v1/namespace/sales/drop", json={}))
     assert ok(api.get("/v1/namespace/$/list"))["namespaces"] == []
 
-    operations = {r.operation_id for r in ROUTES}
+    # the catalog operations; the data operations have their own walk (test_table_data.py)
+    operations = {
+        "CreateNamespace", "ListNamespaces", "DescribeNamespace", "DropNamespace",
+        "NamespaceExists", "ListTables", "ListAllTables", "RegisterTable", "DescribeTable",
+        "TableExists", "DropTable", "DeregisterTable", "RestoreTable", "RenameTable",
+        "ListTableVersions", "DeclareTable",
+    }  # fmt: skip
     assert {op for op, status in spec.seen if status == 200} == operations
 
 

@@ -1,0 +1,429 @@
+"""Table data, index, tag, version, branch and schema operations (issue 16), end to end.
+
+Each scenario runs on three stacks: our ``dir`` backend on a real temporary folder;
+our ``rest`` client against pylance's own Rust ``RestAdapter`` (its DirectoryNamespace)
+on a free loopback port; our ``rest`` client against our adapter server
+(``create_app`` over ``dir``, uvicorn in a thread, tests/uvicorn_thread.py). What the
+operations wrote is read back by pylance directly from storage (``lance.dataset`` on
+the table's location), never through the stack under test.
+
+pylance 14.0.2's server answers two caller mistakes with code 18 (Internal): a filter
+Lance cannot parse and rows of another schema. Our dir backend (and so our adapter)
+answers 13 and 20, as the specification's codes say; the rest-pylance expectations
+below record pylance's answer, so the day it changes is noticed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import lance
+import pyarrow as pa
+import pytest
+from conftest import disk_state
+from lance.namespace import RestAdapter
+from uvicorn_thread import UvicornThread
+
+import lance_namespace_async as lna
+from lance_namespace_async import errors, models
+from lance_namespace_async.server import create_app
+
+STACKS = ("dir", "rest-pylance", "rest-adapter")
+TABLE = ["shop", "items"]
+
+
+@dataclass
+class Stack:
+    name: str
+    ns: lna.AsyncLanceNamespace
+    root: Path
+    uri: str | None = None
+
+
+@contextlib.contextmanager
+def _pylance_adapter(root: Path) -> Iterator[str]:
+    adapter = RestAdapter("dir", {"root": str(root)}, host="127.0.0.1", port=0)
+    adapter.start()
+    try:
+        yield f"http://127.0.0.1:{adapter.port}"
+    finally:
+        adapter.stop()
+
+
+@contextlib.contextmanager
+def _our_adapter(root: Path) -> Iterator[str]:
+    server = UvicornThread(
+        create_app(lna.connect("dir", {"root": str(root)}), max_body_bytes=4_000_000),
+        name="data-adapter",
+        description="our REST adapter server over dir",
+    )
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=STACKS)
+async def stack(request: pytest.FixtureRequest, root: Path) -> AsyncIterator[Stack]:
+    name = request.param
+    with contextlib.ExitStack() as servers:
+        uri = None
+        if name == "dir":
+            ns = lna.connect("dir", {"root": str(root)})
+        else:
+            server = _pylance_adapter if name == "rest-pylance" else _our_adapter
+            uri = servers.enter_context(server(root))
+            ns = lna.connect("rest", {"uri": uri, "max_retries": "0"})
+        async with ns:
+            await ns.create_namespace({"id": TABLE[:1]})
+            yield Stack(name, ns, root, uri)
+
+
+def rows(count: int, start: int = 0) -> pa.Table:
+    ids = range(start, start + count)
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "name": [f"item-{i}" for i in ids],
+            "vec": pa.array([[float(i), float(i)] for i in ids], pa.list_(pa.float32(), 2)),
+        }
+    )
+
+
+async def created(stack: Stack, count: int = 4) -> str:
+    """Create TABLE from ``count`` rows; its location."""
+    response = await stack.ns.create_table({"id": TABLE}, rows(count))
+    assert response.version == 1
+    return str(response.location)
+
+
+def stored(location: str) -> pa.Table:
+    """The table as pylance reads it from storage, rows in id order."""
+    return lance.dataset(location).to_table().sort_by("id")
+
+
+# -- rows in and out ------------------------------------------------------------------------
+
+
+async def test_create_insert_and_query_rows_that_pylance_then_reads_from_storage(
+    stack: Stack,
+) -> None:
+    location = await created(stack, 3)
+    inserted = await stack.ns.insert_into_table({"id": TABLE}, rows(2, 3))
+    assert (inserted.num_inserted_rows, inserted.version) == (2, 2)
+    batches = rows(2, 5)
+    reader = pa.RecordBatchReader.from_batches(batches.schema, batches.to_batches())
+    await stack.ns.insert_into_table({"id": TABLE}, reader)  # streamed batch by batch
+
+    assert stored(location).column("id").to_pylist() == list(range(7))
+    assert (await stack.ns.count_table_rows({"id": TABLE})).count == 7
+    assert (await stack.ns.count_table_rows({"id": TABLE, "predicate": "id >= 5"})).count == 2
+    result = await stack.ns.query_table(
+        {
+            "id": TABLE,
+            "k": 10,
+            "vector": None,
+            "filter": "id < 2",
+            "columns": {"column_names": ["id", "name"]},
+        }
+    )
+    assert isinstance(result, pa.Table)
+    assert result.sort_by("id").to_pylist() == [
+        {"id": 0, "name": "item-0"},
+        {"id": 1, "name": "item-1"},
+    ]
+
+
+async def test_insert_overwrite_replaces_the_rows(stack: Stack) -> None:
+    location = await created(stack)
+    await stack.ns.insert_into_table({"id": TABLE, "mode": "overwrite"}, rows(1, 100))
+    assert stored(location).column("id").to_pylist() == [100]
+
+
+async def test_ipc_bytes_are_accepted_as_data(stack: Stack) -> None:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, rows(2).schema) as writer:
+        writer.write_table(rows(2))
+    response = await stack.ns.create_table({"id": TABLE}, sink.getvalue().to_pybytes())
+    assert stored(str(response.location)).num_rows == 2
+
+
+async def test_k_nearest_neighbours_come_nearest_first(stack: Stack) -> None:
+    await created(stack, 10)
+    result = await stack.ns.query_table(
+        {"id": TABLE, "k": 3, "vector": {"single_vector": [6.2, 6.2]}, "vector_column": "vec"}
+    )
+    assert result.column("id").to_pylist() == [6, 7, 5]
+
+
+async def test_streaming_query_yields_the_same_rows(stack: Stack) -> None:
+    await created(stack, 5)
+    batches = [
+        batch
+        async for batch in stack.ns.query_table_batches({"id": TABLE, "k": 10, "vector": None})
+    ]
+    assert sorted(pa.Table.from_batches(batches).column("id").to_pylist()) == list(range(5))
+
+
+async def test_merge_insert_updates_matches_and_inserts_the_rest(stack: Stack) -> None:
+    location = await created(stack, 3)
+    incoming = pa.table(
+        {
+            "id": pa.array([2, 3], pa.int64()),
+            "name": ["two", "three"],
+            "vec": pa.array([[0.0, 0.0]] * 2, pa.list_(pa.float32(), 2)),
+        }
+    )
+    await stack.ns.merge_insert_into_table(
+        {
+            "id": TABLE,
+            "on": "id",
+            "when_matched_update_all": True,
+            "when_not_matched_insert_all": True,
+        },
+        incoming,
+    )
+    assert stored(location).column("name").to_pylist() == ["item-0", "item-1", "two", "three"]
+
+
+async def test_update_and_delete_change_exactly_the_matching_rows(stack: Stack) -> None:
+    location = await created(stack, 4)
+    await stack.ns.update_table(
+        {"id": TABLE, "predicate": "id = 0", "updates": [["name", "'zero'"]]}
+    )
+    await stack.ns.delete_from_table({"id": TABLE, "predicate": "id >= 2"})
+    assert stored(location).to_pydict()["name"] == ["zero", "item-1"]
+
+
+# -- tags, versions, branches ------------------------------------------------------------------
+
+
+async def test_tags_name_versions_until_moved_or_deleted(stack: Stack) -> None:
+    await created(stack)
+    await stack.ns.insert_into_table({"id": TABLE}, rows(1, 10))
+    await stack.ns.create_table_tag({"id": TABLE, "tag": "first", "version": 1})
+    with pytest.raises(errors.TableTagAlreadyExistsError):
+        await stack.ns.create_table_tag({"id": TABLE, "tag": "first", "version": 2})
+    listed = await stack.ns.list_table_tags({"id": TABLE})
+    assert listed.tags.to_dict()["first"]["version"] == 1
+    assert (await stack.ns.get_table_tag_version({"id": TABLE, "tag": "first"})).version == 1
+
+    await stack.ns.update_table_tag({"id": TABLE, "tag": "first", "version": 2})
+    assert (await stack.ns.get_table_tag_version({"id": TABLE, "tag": "first"})).version == 2
+    await stack.ns.delete_table_tag({"id": TABLE, "tag": "first"})
+    with pytest.raises(errors.TableTagNotFoundError):
+        await stack.ns.get_table_tag_version({"id": TABLE, "tag": "first"})
+
+
+async def test_versions_are_described_and_a_missing_one_is_not_found(stack: Stack) -> None:
+    await created(stack)
+    await stack.ns.insert_into_table({"id": TABLE}, rows(1, 10))
+    described = await stack.ns.describe_table_version({"id": TABLE, "version": 1})
+    assert described.version.version == 1
+    latest = await stack.ns.describe_table_version({"id": TABLE})
+    assert latest.version.version == 2
+    with pytest.raises(errors.TableVersionNotFoundError):
+        await stack.ns.describe_table_version({"id": TABLE, "version": 99})
+    listed = await stack.ns.list_table_versions({"id": TABLE})
+    assert [v.version for v in listed.versions] == [1, 2]
+
+
+async def test_branches_are_created_listed_and_deleted(stack: Stack) -> None:
+    await created(stack)
+    await stack.ns.create_table_branch({"id": TABLE, "name": "dev", "from_version": 1})
+    listed = await stack.ns.list_table_branches({"id": TABLE})
+    assert "dev" in listed.branches.to_dict()
+    await stack.ns.delete_table_branch({"id": TABLE, "name": "dev"})
+    assert "dev" not in (await stack.ns.list_table_branches({"id": TABLE})).branches.to_dict()
+
+
+# -- indices -------------------------------------------------------------------------------------
+
+
+async def test_scalar_and_vector_indices_are_built_listed_described_and_dropped(
+    stack: Stack,
+) -> None:
+    location = await created(stack, 8)
+    await stack.ns.create_table_scalar_index(
+        {"id": TABLE, "column": "id", "index_type": "BTREE", "name": "by_id"}
+    )
+    await stack.ns.create_table_index(
+        {
+            "id": TABLE,
+            "column": "vec",
+            "index_type": "IVF_FLAT",
+            "name": "by_vec",
+            "num_partitions": 1,
+            "distance_type": "l2",
+        }
+    )
+    listed = await stack.ns.list_table_indices({"id": TABLE})
+    assert {index.index_name for index in listed.indexes} == {"by_id", "by_vec"}
+    stats = await stack.ns.describe_table_index_stats({"id": TABLE, "index_name": "by_id"})
+    assert stats.num_indexed_rows == 8
+    assert {index.name for index in lance.dataset(location).describe_indices()} == {
+        "by_id",
+        "by_vec",
+    }
+
+    await stack.ns.drop_table_index({"id": TABLE, "index_name": "by_id"})
+    listed = await stack.ns.list_table_indices({"id": TABLE})
+    assert [index.index_name for index in listed.indexes] == ["by_vec"]
+    with pytest.raises(errors.TableIndexNotFoundError):
+        await stack.ns.describe_table_index_stats({"id": TABLE, "index_name": "by_id"})
+
+
+# -- schema, statistics, plans -------------------------------------------------------------------
+
+
+async def test_columns_are_added_renamed_and_dropped_as_pylance_then_reads(stack: Stack) -> None:
+    location = await created(stack, 2)
+    await stack.ns.alter_table_add_columns(
+        {"id": TABLE, "new_columns": [{"name": "double", "expression": "id * 2"}]}
+    )
+    assert stored(location).column("double").to_pylist() == [0, 2]
+    await stack.ns.alter_table_alter_columns(
+        {"id": TABLE, "alterations": [{"path": "double", "rename": "twice"}]}
+    )
+    assert "twice" in lance.dataset(location).schema.names
+    await stack.ns.alter_table_drop_columns({"id": TABLE, "columns": ["twice", "vec"]})
+    assert lance.dataset(location).schema.names == ["id", "name"]
+
+
+async def test_schema_metadata_is_merged_into_the_stored_schema(stack: Stack) -> None:
+    location = await created(stack)
+    updated = await stack.ns.update_table_schema_metadata(
+        {"id": TABLE, "metadata": {"owner": "ann"}}
+    )
+    assert updated.metadata.to_dict()["owner"] == "ann"
+    assert lance.dataset(location).schema.metadata[b"owner"] == b"ann"
+
+
+async def test_statistics_and_query_plans(stack: Stack) -> None:
+    await created(stack, 5)
+    stats = await stack.ns.get_table_stats({"id": TABLE})
+    assert (stats.num_rows, stats.fragment_stats.num_fragments) == (5, 1)
+    query = {"k": 5, "vector": None, "filter": "id > 1"}
+    explained = await stack.ns.explain_table_query_plan({"id": TABLE, "query": query})
+    assert "LanceRead" in explained.plan or "LanceScan" in explained.plan
+    analyzed = await stack.ns.analyze_table_query_plan({"id": TABLE, **query})
+    assert "metrics" in analyzed.analysis.lower() or "output_rows" in analyzed.analysis
+
+
+# -- bad input -----------------------------------------------------------------------------------
+
+#: pylance 14.0.2's server answers these caller mistakes with code 18 (Internal)
+PYLANCE_SERVER_INTERNAL = {"rest-pylance"}
+
+
+async def test_rows_of_another_schema_are_refused_and_change_nothing(stack: Stack) -> None:
+    location = await created(stack)
+    expected: type[errors.LanceNamespaceError] = (
+        errors.InternalError
+        if stack.name in PYLANCE_SERVER_INTERNAL
+        else errors.TableSchemaValidationError
+    )
+    with pytest.raises(expected):
+        await stack.ns.insert_into_table({"id": TABLE}, pa.table({"other": [1]}))
+    assert lance.dataset(location).version == 1
+
+
+async def test_a_filter_lance_cannot_parse_is_invalid_input(stack: Stack) -> None:
+    await created(stack)
+    expected: type[errors.LanceNamespaceError] = (
+        errors.InternalError if stack.name in PYLANCE_SERVER_INTERNAL else errors.InvalidInputError
+    )
+    with pytest.raises(expected):
+        await stack.ns.count_table_rows({"id": TABLE, "predicate": "id >>> 2"})
+
+
+@pytest.mark.parametrize("data", [None, "rows", [1, 2], b"not arrow at all"])
+async def test_data_that_is_not_arrow_is_invalid_input_before_any_io(
+    stack: Stack, data: Any
+) -> None:
+    before = disk_state(stack.root)
+    with pytest.raises(errors.InvalidInputError, match="data"):
+        await stack.ns.create_table({"id": TABLE}, data)
+    assert disk_state(stack.root) == before
+
+
+async def test_a_missing_table_is_not_found_for_data_operations(stack: Stack) -> None:
+    with pytest.raises(errors.TableNotFoundError):
+        await stack.ns.count_table_rows({"id": ["shop", "nothing"]})
+    with pytest.raises(errors.TableNotFoundError):
+        await stack.ns.insert_into_table({"id": ["shop", "nothing"]}, rows(1))
+
+
+# -- map fields as plain dicts (issue 16) --------------------------------------------------------
+
+
+async def test_generated_models_take_plain_dicts_in_their_map_fields(stack: Stack) -> None:
+    request = models.CreateNamespaceRequest(id=["maps"], properties={"k": "v"})  # type: ignore[arg-type]
+    await stack.ns.create_namespace(request)
+    described = await stack.ns.describe_namespace(models.DescribeNamespaceRequest(id=["maps"]))
+    assert described.properties.to_dict() == {"k": "v"}
+
+
+@pytest.mark.parametrize(
+    ("properties", "field"),
+    [({"k": 1}, "properties"), (["k"], "properties"), ("k=v", "properties")],
+)
+async def test_a_map_field_of_the_wrong_shape_is_invalid_input_naming_it(
+    stack: Stack, properties: Any, field: str
+) -> None:
+    before = disk_state(stack.root)
+    request = models.CreateNamespaceRequest(id=["bad"], properties=properties)
+    with pytest.raises(errors.InvalidInputError, match=field):
+        await stack.ns.create_namespace(request)
+    assert disk_state(stack.root) == before
+
+
+# -- the adapter's wire ----------------------------------------------------------------------------
+
+
+def test_the_adapter_answers_an_unsupported_operation_with_406_and_code_0(root: Path) -> None:
+    with _our_adapter(root) as uri:
+        answer = httpx.post(f"{uri}/v1/table/batch-commit", json={"operations": []})
+    assert answer.status_code == 406
+    assert answer.json()["code"] == 0
+
+
+def test_the_adapter_refuses_an_arrow_upload_above_its_body_limit(root: Path) -> None:
+    with _our_adapter(root) as uri:
+        sink = pa.BufferOutputStream()
+        big = pa.table({"blob": [b"x" * 1_000_000] * 5})
+        with pa.ipc.new_stream(sink, big.schema) as writer:
+            writer.write_table(big)
+        answer = httpx.post(
+            f"{uri}/v1/table/t/create",
+            content=sink.getvalue().to_pybytes(),
+            headers={"Content-Type": "application/vnd.apache.arrow.stream"},
+        )
+    assert answer.status_code == 413
+    assert answer.json()["code"] == 13
+    assert not (root / "t.lance").exists()
+
+
+def test_the_adapter_answers_a_query_as_an_arrow_ipc_file(root: Path) -> None:
+    with _our_adapter(root) as uri:
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, rows(3).schema) as writer:
+            writer.write_table(rows(3))
+        created_answer = httpx.post(
+            f"{uri}/v1/table/t/create",
+            content=sink.getvalue().to_pybytes(),
+            headers={"Content-Type": "application/vnd.apache.arrow.stream"},
+        )
+        assert created_answer.status_code == 200, created_answer.text
+        answer = httpx.post(f"{uri}/v1/table/t/query", json={"k": 10, "vector": None})
+        counted = httpx.post(f"{uri}/v1/table/t/count_rows", json={})
+    assert answer.status_code == 200
+    assert answer.headers["content-type"] == "application/vnd.apache.arrow.file"
+    table = pa.ipc.open_file(pa.BufferReader(answer.content)).read_all()
+    assert sorted(table.column("id").to_pylist()) == [0, 1, 2]
+    assert counted.json() == 3  # the bare integer the specification declares
