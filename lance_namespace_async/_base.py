@@ -116,8 +116,10 @@ def _json_names(model: type[Any]) -> dict[str, str]:
     import re
 
     source = inspect.getsource(model.to_dict)
-    # every field is written as: field_dict["<json name>"] = <python name>
+    # every field is written as field_dict["<json name>"] = <python name> (optional
+    # fields) or as "<json name>": <python name> in field_dict.update({...}) (required)
     pairs = re.findall(r'field_dict\["([^"]+)"\] = (\w+)', source)
+    pairs += re.findall(r'^\s*"([^"]+)": (\w+),$', source, flags=re.MULTILINE)
     return {python: wire for wire, python in pairs if python != wire}
 
 

@@ -91,6 +91,8 @@ def translate(exc: BaseException) -> errors.LanceNamespaceError:
             if "with different schema" in message or "SchemaMismatch" in message:
                 return errors.TableSchemaValidationError(reason)
         return errors.from_code(int(code), message)
+    if isinstance(exc, OverflowError):  # a number pylance cannot hold (k=10**20, ...)
+        return errors.InvalidInputError(f"a number of the request is out of range: {message}")
     if isinstance(exc, NotImplementedError):
         return errors.UnsupportedOperationError(message)
     if isinstance(exc, FileNotFoundError):

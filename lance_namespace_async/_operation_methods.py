@@ -6,7 +6,9 @@ operation of the operation table on their subclasses. Type checkers read
 spec/rest.yaml with the models of each operation.
 """
 
-__all__ = ["OperationMethods", "SyncOperationMethods"]
+from typing import Protocol
+
+__all__ = ["DictRequestOperations", "OperationMethods", "SyncOperationMethods"]
 
 
 class OperationMethods:
@@ -15,3 +17,7 @@ class OperationMethods:
 
 class SyncOperationMethods:
     """Base of ``SyncLanceNamespace``: one blocking method per operation (installed)."""
+
+
+class DictRequestOperations(Protocol):
+    """The operations as called with plain dict requests (the conformance kit does)."""

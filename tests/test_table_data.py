@@ -427,3 +427,22 @@ def test_the_adapter_answers_a_query_as_an_arrow_ipc_file(root: Path) -> None:
     table = pa.ipc.open_file(pa.BufferReader(answer.content)).read_all()
     assert sorted(table.column("id").to_pylist()) == [0, 1, 2]
     assert counted.json() == 3  # the bare integer the specification declares
+
+
+async def test_a_request_holding_dicts_for_its_nested_models_is_sent_as_the_wire_expects(
+    stack: Stack,
+) -> None:
+    location = await created(stack, 2)
+    request = models.AlterTableAddColumnsRequest(
+        id=TABLE,
+        new_columns=[{"name": "twice", "expression": "id * 2"}],  # type: ignore[list-item]
+    )
+    await stack.ns.alter_table_add_columns(request)
+    assert stored(location).column("twice").to_pylist() == [0, 2]
+    bad = models.AlterTableAddColumnsRequest(
+        id=TABLE,
+        new_columns=[{"name": 5, "expression": "id"}],  # type: ignore[list-item]
+    )
+    with pytest.raises(errors.InvalidInputError, match=r"new_columns\[0\]\.name"):
+        await stack.ns.alter_table_add_columns(bad)
+    assert lance.dataset(location).schema.names == ["id", "name", "vec", "twice"]
