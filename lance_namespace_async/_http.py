@@ -433,6 +433,8 @@ class _RetryingTransport(httpx.AsyncBaseTransport):
                 ).as_dict()
             )
         attempt = 0
+        # a streamed body (an Arrow reader's batches, sent chunked) can be sent once only
+        retries = 0 if "transfer-encoding" in request.headers else self._config.max_retries
         while True:
             state.attempts += 1
             response: httpx.Response | None = None
@@ -440,14 +442,12 @@ class _RetryingTransport(httpx.AsyncBaseTransport):
                 response = await self._inner.handle_async_request(request)
             except httpx.TransportError as exc:
                 reached_server = not isinstance(exc, _NOT_SENT)
-                if attempt >= self._config.max_retries or (reached_server and not state.idempotent):
+                if attempt >= retries or (reached_server and not state.idempotent):
                     raise
                 if reached_server:
                     state.retried_ambiguously = True
             else:
-                if response.status_code not in RETRY_STATUSES or (
-                    attempt >= self._config.max_retries
-                ):
+                if response.status_code not in RETRY_STATUSES or (attempt >= retries):
                     state.response = response
                     return response
                 if response.status_code in AMBIGUOUS_STATUSES and not state.idempotent:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, ClassVar, Self
 
 import attrs
@@ -28,7 +28,7 @@ from ._base import AsyncLanceNamespace, json_data
 from ._config import prop
 from ._http import HttpConfig, HttpTransport, error_from_response, parse_http_url, transport_error
 from ._identifiers import Identifier, join_identifier, validate_identifier, validate_name
-from ._operations import OPERATIONS, Operation
+from ._operations import OPERATIONS, OPERATIONS_BY_METHOD, Operation
 from .models import (
     UNSET,
     Context,
@@ -553,6 +553,47 @@ class RestNamespace(AsyncLanceNamespace):
             **kwargs,
         )
         return _answer(operation, parsed)
+
+    async def _query_table_batches(self, request: Any) -> AsyncIterator[Any]:
+        """QueryTable's batches decoded as the answer's bytes arrive (not held whole).
+
+        The request is the generated client's own (``_get_kwargs``), sent in streaming
+        mode; context headers and identity travel as for every call. With the aiohttp
+        pool the answer is read whole first (its bytes are still decoded batch by batch).
+        """
+        import importlib
+
+        from ._arrow_data import IpcFileDecoder
+
+        operation = OPERATIONS_BY_METHOD["query_table"]
+        body: dict[str, Any] = json_data(request)
+        parts = self._ids(body, allow_root=False, what="table id")
+        _null_vector(body)
+        module = importlib.import_module(f"lance_namespace_rest_client.api.{operation.api_module}")
+        kwargs = module._get_kwargs(
+            self._path_id(parts), body=operation.request_class().from_dict(body), **self._query()
+        )
+        kwargs["headers"] = {**kwargs.get("headers", {}), **self._headers(body)}
+        what = f"QueryTable {'.'.join(parts)}"
+        decoder = IpcFileDecoder()
+        client = self._client().get_async_httpx_client()
+        try:
+            async with client.stream(**kwargs) as response:
+                if response.status_code != 200:
+                    raise error_from_response(
+                        response.status_code,
+                        await response.aread(),
+                        not_found=errors.TableNotFoundError,
+                        conflict=errors.ConcurrentModificationError,
+                        what=what,
+                    )
+                async for chunk in response.aiter_bytes():
+                    for batch in decoder.feed(chunk):
+                        yield batch
+        except httpx.HTTPError as exc:
+            raise transport_error(exc, what) from exc
+        for batch in decoder.finish():
+            yield batch
 
 
 _ID_WHAT = {"namespace": "namespace id", "table": "table id", "transaction": "transaction id"}

@@ -5,7 +5,8 @@ our ``rest`` client against pylance's own Rust ``RestAdapter`` (its DirectoryNam
 on a free loopback port; our ``rest`` client against our adapter server
 (``create_app`` over ``dir``, uvicorn in a thread, tests/uvicorn_thread.py). What the
 operations wrote is read back by pylance directly from storage (``lance.dataset`` on
-the table's location), never through the stack under test.
+the table's location), never through the stack under test. The retry test uses a
+minimal ASGI server (uvicorn in a thread) that answers 503 once and records bodies.
 
 pylance 14.0.2's server answers two caller mistakes with code 18 (Internal): a filter
 Lance cannot parse and rows of another schema. Our dir backend (and so our adapter)
@@ -446,3 +447,74 @@ async def test_a_request_holding_dicts_for_its_nested_models_is_sent_as_the_wire
     with pytest.raises(errors.InvalidInputError, match=r"new_columns\[0\]\.name"):
         await stack.ns.alter_table_add_columns(bad)
     assert lance.dataset(location).schema.names == ["id", "name", "vec", "twice"]
+
+
+# -- retries and streamed rows -------------------------------------------------------------------
+
+
+class _BusyOnce:
+    """An ASGI server answering 503 to the first insert, 200 after; it records the bodies."""
+
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        self.bodies.append(body)
+        busy = len(self.bodies) == 1
+        status, payload = (503, b'{"code": 17}') if busy else (200, b'{"version": 2}')
+        headers = [(b"content-type", b"application/json"), (b"retry-after", b"0")]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
+
+
+@pytest.mark.parametrize("http_client", ["httpx", "aiohttp"])
+async def test_a_table_is_resent_after_a_503_but_a_readers_rows_are_sent_once(
+    http_client: str,
+) -> None:
+    app = _BusyOnce()
+    server = UvicornThread(app, name="busy-once", description="503 first, then 200")
+    uri = server.start()
+    try:
+        properties = {"uri": uri, "http_client": http_client, "retry_backoff_ms": "1"}
+        async with lna.connect("rest", properties) as ns:
+            await ns.insert_into_table({"id": TABLE}, rows(2))
+            assert len(app.bodies) == 2
+            assert app.bodies[0] == app.bodies[1] != b""  # the same rows, twice
+
+            app.bodies.clear()
+            batches = rows(2)
+            reader = pa.RecordBatchReader.from_batches(batches.schema, batches.to_batches())
+            with pytest.raises(errors.ServiceUnavailableError):
+                await ns.insert_into_table({"id": TABLE}, reader)
+            assert len(app.bodies) == 1  # never replayed as an empty or partial body
+            sent = pa.ipc.open_stream(pa.BufferReader(app.bodies[0])).read_all()
+            assert sent.equals(batches)
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096])
+async def test_a_query_answer_is_decoded_batch_by_batch_whatever_its_chunking(
+    root: Path, chunk: int
+) -> None:
+    from lance_namespace_async._arrow_data import IpcFileDecoder
+
+    async with lna.connect("dir", {"root": str(root)}) as ns:
+        await ns.create_table({"id": ["t"]}, rows(3000))
+        answer = await ns.query_table_ipc({"id": ["t"], "k": 3000, "vector": None})
+    decoder = IpcFileDecoder()
+    batches = []
+    for start in range(0, len(answer), chunk):
+        batches += decoder.feed(answer[start : start + chunk])
+    batches += decoder.finish()
+    whole = pa.ipc.open_file(pa.BufferReader(answer)).read_all()
+    assert pa.Table.from_batches(batches).equals(whole)
+    assert whole.num_rows == 3000
