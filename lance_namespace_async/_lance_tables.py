@@ -91,6 +91,10 @@ def translate(exc: BaseException) -> errors.LanceNamespaceError:
             if "with different schema" in message or "SchemaMismatch" in message:
                 return errors.TableSchemaValidationError(reason)
         return errors.from_code(int(code), message)
+    if isinstance(exc, ValueError) and "Invalid user input" in message:
+        return errors.InvalidInputError(message)  # pylance's word for a caller's mistake
+    if "JSON number out of range" in message:  # a number serde_json cannot hold
+        return errors.InvalidInputError(f"a number of the request is out of range: {message}")
     if isinstance(exc, OverflowError):  # a number pylance cannot hold (k=10**20, ...)
         return errors.InvalidInputError(f"a number of the request is out of range: {message}")
     if isinstance(exc, NotImplementedError):
