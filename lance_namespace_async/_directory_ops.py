@@ -4,7 +4,8 @@ The catalog operations of :class:`~.directory.DirectoryNamespace` are written ou
 in directory.py, where our semantics go beyond pylance's. Every other operation
 of the operation table that pylance's Rust ``DirectoryNamespace`` implements is
 handed to it here, request and Arrow body as pylance takes them (a JSON-shaped
-dict, IPC stream bytes), so the table on disk is exactly the one pylance writes,
+dict, IPC stream bytes), so the table on disk is exactly the one pylance writes
+(UpdateFieldMetadata, which it lacks, is done on the dataset here),
 and its answer is turned into our response model (bare answers: the row count,
 the plan text, the IPC file, wrapped as the operation table says). The table id
 is checked first, and a TableNotFound whose parent namespace is missing becomes
@@ -69,6 +70,55 @@ def _answer(operation: Operation, result: Any) -> Any:
     return model.from_dict({k: v for k, v in dict(result or {}).items() if v is not None})
 
 
+async def _update_field_metadata(namespace: DirectoryNamespace, request: Any) -> Any:
+    """UpdateFieldMetadata, which pylance's DirectoryNamespace lacks: on the dataset.
+
+    Entries with ``replace`` replace a field's metadata, the others merge into it
+    (a null value removes the key); the answer holds the new version and the
+    metadata of each updated top-level field.
+    """
+    from . import errors
+    from ._base import json_data
+    from .models import UpdateFieldMetadataResponse
+
+    body: dict[str, Any] = json_data(request)
+    table = namespace._table_id(body.get("id"))
+    if body.get("branch"):
+        raise errors.UnsupportedOperationError("UpdateFieldMetadata on a branch")
+    location = await namespace._describe_location(table)
+    dataset = await namespace.tables.require(location)
+    merged: dict[str, dict[str, str | None]] = {}
+    replaced: dict[str, dict[str, str | None]] = {}
+    for entry in body.get("updates") or []:
+        target = replaced if entry.get("replace") else merged
+        target.setdefault(entry["path"], {}).update(entry.get("metadata") or {})
+
+    def update() -> dict[str, Any]:
+        names = set(dataset.schema.names)
+        for path in [*merged, *replaced]:
+            if path.split(".", 1)[0] not in names:
+                raise errors.TableColumnNotFoundError(f"column {path!r} not found")
+        if merged:
+            dataset.update_field_metadata(merged)
+        if replaced:
+            dataset.update_field_metadata(replaced, replace=True)
+        fields = {
+            path: {
+                k.decode(): v.decode()
+                for k, v in (dataset.schema.field(path).metadata or {}).items()
+            }
+            for path in [*merged, *replaced]
+            if path in names
+        }
+        return {"version": dataset.version, "fields": fields}
+
+    return UpdateFieldMetadataResponse.from_dict(await namespace._run(update))
+
+
+#: what this module implements itself, beyond pylance's DirectoryNamespace
+_OWN = {"update_field_metadata": _update_field_metadata}
+
+
 def _pylance_runs(method: str) -> bool:
     from lance.lance import PyDirectoryNamespace  # type: ignore[attr-defined]
 
@@ -85,6 +135,10 @@ def install_pylance_operations(cls: type[DirectoryNamespace]) -> None:
     for operation in OPERATIONS:
         name = f"_{operation.method}"
         if name in vars(cls):
+            continue
+        own = _OWN.get(operation.method)
+        if own is not None:
+            setattr(cls, name, own)
             continue
         handed.add(operation.method)
         if operation.takes_data:

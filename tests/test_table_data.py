@@ -518,3 +518,30 @@ async def test_a_query_answer_is_decoded_batch_by_batch_whatever_its_chunking(
     whole = pa.ipc.open_file(pa.BufferReader(answer)).read_all()
     assert pa.Table.from_batches(batches).equals(whole)
     assert whole.num_rows == 3000
+
+
+async def test_field_metadata_is_merged_or_replaced_per_field(stack: Stack) -> None:
+    location = await created(stack)
+    request = {
+        "id": TABLE,
+        "updates": [
+            {"path": "id", "metadata": {"unit": "count", "note": "x"}},
+            {"path": "name", "metadata": {"lang": "en"}, "replace": True},
+        ],
+    }
+    if stack.name == "rest-pylance":  # pylance 14.0.2: "not implemented", as code 18
+        with pytest.raises(errors.InternalError):
+            await stack.ns.update_field_metadata(request)
+        return
+    await stack.ns.update_field_metadata(request)
+    removed = await stack.ns.update_field_metadata(
+        {"id": TABLE, "updates": [{"path": "id", "metadata": {"note": None}}]}
+    )
+    assert removed.fields.to_dict()["id"] == {"unit": "count"}
+    schema = lance.dataset(location).schema
+    assert schema.field("id").metadata == {b"unit": b"count"}
+    assert schema.field("name").metadata == {b"lang": b"en"}
+    with pytest.raises(errors.TableColumnNotFoundError):
+        await stack.ns.update_field_metadata(
+            {"id": TABLE, "updates": [{"path": "nope", "metadata": {"a": "b"}}]}
+        )
