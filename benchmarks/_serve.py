@@ -59,7 +59,11 @@ def serve_pylance(root: str, max_seconds: float) -> None:
 
 
 def serve_ours(
-    root: str, max_seconds: float, http: str = "auto", loop_name: str = "asyncio"
+    root: str,
+    max_seconds: float,
+    http: str = "auto",
+    loop_name: str = "asyncio",
+    max_body_bytes: int | None = None,
 ) -> None:
     try:
         import uvicorn
@@ -73,7 +77,11 @@ def serve_ours(
     async def run() -> None:
         namespace = lna.connect("dir", {"root": root})
         try:
-            app = create_app(namespace)
+            app = (
+                create_app(namespace)
+                if max_body_bytes is None
+                else create_app(namespace, max_body_bytes=max_body_bytes)
+            )
         except Exception as exc:
             await namespace.aclose()
             _fail(f"our adapter not available: create_app failed: {exc!r}")
@@ -150,11 +158,12 @@ def main() -> None:
     parser.add_argument("--max-seconds", type=float, default=3600.0)
     parser.add_argument("--http", choices=["auto", "h11", "httptools"], default="auto")
     parser.add_argument("--loop", choices=["asyncio", "uvloop"], default="asyncio")
+    parser.add_argument("--max-body-bytes", type=int, default=None, help="ours: Arrow uploads")
     args = parser.parse_args()
     if args.impl == "pylance":
         serve_pylance(args.root, args.max_seconds)
     else:
-        serve_ours(args.root, args.max_seconds, args.http, args.loop)
+        serve_ours(args.root, args.max_seconds, args.http, args.loop, args.max_body_bytes)
 
 
 if __name__ == "__main__":

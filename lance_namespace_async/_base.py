@@ -2,138 +2,71 @@
 
 One coroutine per protocol operation, named in snake_case after the operation
 id, taking the generated request model and returning the generated response
-model. The public coroutines live here and do the uniform part (accepting
-``None``, a mapping, or a peer's pydantic model as the request); a backend
-overrides the private ``_<operation>`` twin. An operation a backend does not
+model. The coroutines are made here from the operation table (:mod:`._operations`,
+derived from spec/rest.yaml), not written out one by one: each does the uniform
+part (accepting ``None``, a mapping, or a peer's pydantic model as the request,
+checking it before any I/O, the per-call timeout) and awaits the private
+``_<operation>`` twin a backend overrides. An operation a backend does not
 override raises ``UnsupportedOperationError`` (code 0), and
 :meth:`AsyncLanceNamespace.list_operations` reports exactly the overridden ones.
+
+Arrow travels as users hold it: ``create_table(request, data)``,
+``insert_into_table(request, data)`` and ``merge_insert_into_table(request, data)``
+take a ``pyarrow.Table``, ``RecordBatchReader`` or IPC bytes (the backend's twin
+gets an :class:`~._arrow_data.ArrowData`); ``query_table(request)`` returns a
+``pyarrow.Table``, ``query_table_ipc`` the IPC file the protocol carries and
+``query_table_batches`` the record batches one by one. A backend's
+``_query_table`` returns the IPC file bytes.
 """
 
 from __future__ import annotations
 
+import enum
 import functools
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import attrs
 
+from ._arrow_data import ArrowData, read_ipc_file
+from ._operation_methods import OperationMethods
+from ._operations import OPERATIONS, OPERATIONS_BY_METHOD, Operation
 from ._timeout import USE_DEFAULT, TimeoutTypes, call_timeout
 from .errors import InvalidInputError, UnsupportedOperationError
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from ._config import BackendConfig
-    from .models import (
-        CreateNamespaceRequest,
-        CreateNamespaceResponse,
-        DeclareTableRequest,
-        DeclareTableResponse,
-        DeregisterTableRequest,
-        DeregisterTableResponse,
-        DescribeNamespaceRequest,
-        DescribeNamespaceResponse,
-        DescribeTableRequest,
-        DescribeTableResponse,
-        DropNamespaceRequest,
-        DropNamespaceResponse,
-        DropTableRequest,
-        DropTableResponse,
-        ListAllTablesRequest,
-        ListNamespacesRequest,
-        ListNamespacesResponse,
-        ListTablesRequest,
-        ListTablesResponse,
-        ListTableVersionsRequest,
-        ListTableVersionsResponse,
-        NamespaceExistsRequest,
-        NamespaceExistsResponse,
-        RegisterTableRequest,
-        RegisterTableResponse,
-        RenameTableRequest,
-        RenameTableResponse,
-        RestoreTableRequest,
-        RestoreTableResponse,
-        TableExistsRequest,
-        TableExistsResponse,
-    )
 
-__all__ = ["OPERATIONS", "AsyncLanceNamespace", "Operation"]
-
-
-class Operation(tuple[str, str, str, str]):
-    """(operation id, method name, request model, response model)."""
-
-    __slots__ = ()
-
-    @property
-    def operation_id(self) -> str:
-        return self[0]
-
-    @property
-    def method(self) -> str:
-        return self[1]
-
-    @property
-    def request_model(self) -> str:
-        return self[2]
-
-    @property
-    def response_model(self) -> str:
-        return self[3]
-
-
-def _op(operation_id: str, method: str, request: str, response: str) -> Operation:
-    return Operation((operation_id, method, request, response))
-
-
-#: Every operation of spec/rest.yaml, in the order of the spec.
-OPERATIONS: tuple[Operation, ...] = (
-    _op("CreateNamespace", "create_namespace", "CreateNamespaceRequest", "CreateNamespaceResponse"),
-    _op("ListNamespaces", "list_namespaces", "ListNamespacesRequest", "ListNamespacesResponse"),
-    _op(
-        "DescribeNamespace",
-        "describe_namespace",
-        "DescribeNamespaceRequest",
-        "DescribeNamespaceResponse",
-    ),
-    _op("DropNamespace", "drop_namespace", "DropNamespaceRequest", "DropNamespaceResponse"),
-    _op("NamespaceExists", "namespace_exists", "NamespaceExistsRequest", "NamespaceExistsResponse"),
-    _op("ListTables", "list_tables", "ListTablesRequest", "ListTablesResponse"),
-    _op("ListAllTables", "list_all_tables", "ListAllTablesRequest", "ListTablesResponse"),
-    _op("RegisterTable", "register_table", "RegisterTableRequest", "RegisterTableResponse"),
-    _op("DescribeTable", "describe_table", "DescribeTableRequest", "DescribeTableResponse"),
-    _op("TableExists", "table_exists", "TableExistsRequest", "TableExistsResponse"),
-    _op("DropTable", "drop_table", "DropTableRequest", "DropTableResponse"),
-    _op("DeregisterTable", "deregister_table", "DeregisterTableRequest", "DeregisterTableResponse"),
-    _op("RestoreTable", "restore_table", "RestoreTableRequest", "RestoreTableResponse"),
-    _op("RenameTable", "rename_table", "RenameTableRequest", "RenameTableResponse"),
-    _op(
-        "ListTableVersions",
-        "list_table_versions",
-        "ListTableVersionsRequest",
-        "ListTableVersionsResponse",
-    ),
-    _op("DeclareTable", "declare_table", "DeclareTableRequest", "DeclareTableResponse"),
-)
-
-OPERATIONS_BY_METHOD: dict[str, Operation] = {op.method: op for op in OPERATIONS}
+__all__ = [
+    "OPERATIONS",
+    "OPERATIONS_BY_METHOD",
+    "AsyncLanceNamespace",
+    "Operation",
+    "coerce_request",
+]
 
 
 def coerce_request(request: object, model_name: str) -> Any:
     """Accept the generated model, ``None``, a mapping, or a pydantic peer model.
 
     pylance hands its own pydantic request models to a namespace client; users
-    may prefer plain dicts. Everything becomes the generated model here, once.
+    may prefer plain dicts, or build our model with plain dicts in its map and
+    object fields (``CreateNamespaceRequest(id=[...], properties={"k": "v"})``).
+    Everything becomes a well-formed generated model here, once, before any I/O;
+    a value of the wrong shape is InvalidInputError naming the field.
     """
     from . import models
 
     model: Any = getattr(models, model_name)
-    if isinstance(request, model):
-        return request
     if request is None:
         return model.from_dict({})
-    if isinstance(request, Mapping):
-        body: Any = dict(request)
+    if isinstance(request, model):
+        body: Any = json_data(request)
+    elif isinstance(request, Mapping):
+        body = dict(request)
         _check_known_keys(model, body, model_name)
     elif hasattr(request, "to_dict") and callable(request.to_dict):
         body = request.to_dict()
@@ -141,7 +74,9 @@ def coerce_request(request: object, model_name: str) -> Any:
         raise InvalidInputError(
             f"expected a {model_name}, a mapping or None, got {type(request).__name__}"
         )
-    body = _drop_none(body)
+    if not isinstance(body, Mapping):
+        raise InvalidInputError(f"malformed {model_name}: not an object")
+    body = _drop_none(body, _required(model))
     _check_field_types(model, body, model_name)
     try:
         return model.from_dict(body)
@@ -169,16 +104,65 @@ def _check_known_keys(model: type, body: Mapping[str, Any], model_name: str) -> 
         )
 
 
+def json_data(value: Any) -> Any:
+    """A generated model (possibly holding dicts where models belong) as JSON data.
+
+    Field names are the wire names, so renamed fields (``manifestSize`` ->
+    ``manifest_size``) keep their JSON spelling.
+    """
+    model: type[Any] = type(value)
+    if attrs.has(model):
+        json_names = _json_names(model)
+        out: dict[str, Any] = {}
+        for field in attrs.fields(model):
+            item = getattr(value, field.name)
+            if field.name == "additional_properties":
+                out.update({key: json_data(v) for key, v in item.items()})
+            elif not _is_unset(item):
+                out[json_names.get(field.name, field.name)] = json_data(item)
+        return out
+    if isinstance(value, Mapping):
+        return {key: json_data(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_data(item) for item in value]
+    if isinstance(value, enum.Enum):
+        return value.value
+    return value
+
+
+@functools.cache
+def _json_names(model: type[Any]) -> dict[str, str]:
+    """Python field name -> JSON name, read from the generated ``to_dict`` source."""
+    import inspect
+    import re
+
+    source = inspect.getsource(model.to_dict)
+    # every field is written as field_dict["<json name>"] = <python name> (optional
+    # fields) or as "<json name>": <python name> in field_dict.update({...}) (required)
+    pairs = re.findall(r'field_dict\["([^"]+)"\] = (\w+)', source)
+    pairs += re.findall(r'^\s*"([^"]+)": (\w+),$', source, flags=re.MULTILINE)
+    return {python: wire for wire, python in pairs if python != wire}
+
+
+def _is_unset(value: Any) -> bool:
+    from .models import Unset
+
+    return isinstance(value, Unset)
+
+
 @functools.cache
 def _field_annotations(model: type) -> dict[str, tuple[str, ...]]:
     """JSON field -> the alternatives of its annotation (``Unset`` left out).
 
     The generated ``from_dict`` copies values without looking at their type, so
     ``{"location": True}`` would reach a backend; the annotations are the spec's
-    types. Only models that map their field names 1:1 to JSON are read here.
+    types.
     """
+    json_names = _json_names(model)
     return {
-        field.name: tuple(p.strip() for p in str(field.type).split("|") if p.strip() != "Unset")
+        json_names.get(field.name, field.name): tuple(
+            p.strip() for p in str(field.type).split("|") if p.strip() != "Unset"
+        )
         for field in attrs.fields(model)
     }
 
@@ -191,10 +175,14 @@ def _check_field_types(model: type, body: Mapping[str, Any], where: str) -> None
     """
     for name, annotation in _field_annotations(model).items():
         if name == "additional_properties":
-            if annotation == ("dict[str, str]",):  # Context, *Properties: string maps
-                bad = next((k for k, v in body.items() if not isinstance(v, str)), None)
-                if bad is not None:
-                    raise InvalidInputError(f"{where} values must be strings")
+            if len(annotation) == 1 and annotation[0].startswith("dict[str, "):
+                kind = annotation[0][len("dict[str, ") : -1]
+                declared = _field_annotations(model).keys()
+                for key, value in body.items():
+                    if key not in declared and not _matches(value, kind, f"{where}.{key}"):
+                        if kind == "str":  # Context, *Properties: string maps
+                            raise InvalidInputError(f"{where} values must be strings")
+                        raise InvalidInputError(f"{where}.{key} must be {kind}")
             continue
         if name in body and not any(
             _matches(body[name], kind, f"{where}.{name}") for kind in annotation
@@ -205,33 +193,61 @@ def _check_field_types(model: type, body: Mapping[str, Any], where: str) -> None
 
 
 def _matches(value: Any, kind: str, where: str) -> bool:
+    """Whether ``value`` (JSON data) fits the generated annotation ``kind``."""
     if kind == "str":
         return isinstance(value, str)
     if kind == "bool":
         return isinstance(value, bool)
     if kind == "int":
         return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "float":
+        return isinstance(value, int | float) and not isinstance(value, bool)
     if kind == "None":
         return value is None
-    if kind == "list[str]":
-        return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
+    if kind in ("Any", "datetime.datetime", "File"):
+        return True  # from_dict parses (or refuses) these itself
+    if kind.startswith("list[") and kind.endswith("]"):
+        inner = kind[len("list[") : -1]
+        return isinstance(value, list | tuple) and all(
+            _matches(item, inner, f"{where}[{index}]") for index, item in enumerate(value)
+        )
+    if kind.startswith("dict[str, ") and kind.endswith("]"):
+        inner = kind[len("dict[str, ") : -1]
+        return isinstance(value, Mapping) and all(
+            _matches(item, inner, f"{where}.{key}") for key, item in value.items()
+        )
     from . import models
 
     nested = getattr(models, kind, None)
-    if nested is None or not isinstance(value, Mapping):
+    if nested is None:
+        return True  # not an annotation we know: from_dict decides
+    if isinstance(nested, type) and issubclass(nested, enum.Enum):
+        return isinstance(value, str)
+    if not isinstance(value, Mapping):
         return False
-    _check_field_types(nested, value, where)  # Identity, Context, *Properties
+    _check_field_types(nested, value, where)  # Identity, Context, *Properties, entries
     return True
 
 
-def _drop_none(body: Mapping[str, Any]) -> dict[str, Any]:
+def _drop_none(body: Mapping[str, Any], required: frozenset[str]) -> dict[str, Any]:
     # Peer models serialise unset optionals as None; the generated models
-    # read an absent key as UNSET, which is what those fields mean.
-    return {k: v for k, v in body.items() if v is not None}
+    # read an absent key as UNSET, which is what those fields mean. A required
+    # field keeps its null (QueryTableRequest.vector is null for a plain scan).
+    return {k: v for k, v in body.items() if v is not None or k in required}
 
 
-class AsyncLanceNamespace:
-    """Base class of every async backend.
+@functools.cache
+def _required(model: type) -> frozenset[str]:
+    json_names = _json_names(model)
+    return frozenset(
+        json_names.get(field.name, field.name)
+        for field in attrs.fields(model)
+        if field.default is attrs.NOTHING
+    )
+
+
+class AsyncLanceNamespace(OperationMethods):
+    """Base class of every async backend: one coroutine per operation of spec/rest.yaml.
 
     Construction never performs I/O; resources are opened lazily or by
     ``async with`` and released by :meth:`aclose`.
@@ -277,171 +293,134 @@ class AsyncLanceNamespace:
         return [
             op.method
             for op in OPERATIONS
-            if getattr(cls, f"_{op.method}") is not getattr(AsyncLanceNamespace, f"_{op.method}")
+            if not getattr(getattr(cls, f"_{op.method}"), "__lance_unsupported__", False)
         ]
 
-    # -- the public coroutines -------------------------------------------------
+    # -- Arrow conveniences around QueryTable -----------------------------------
 
-    async def create_namespace(
-        self, request: CreateNamespaceRequest | None = None, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> CreateNamespaceResponse:
+    async def query_table_ipc(
+        self, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> bytes:
+        """QueryTable's answer as the protocol carries it: an Arrow IPC file."""
+        operation = OPERATIONS_BY_METHOD["query_table"]
         with call_timeout(timeout):
-            return await self._create_namespace(coerce_request(request, "CreateNamespaceRequest"))
+            data: bytes = await self._query_table(coerce_request(request, operation.request_model))
+        return data
 
-    async def list_namespaces(
-        self, request: ListNamespacesRequest | None = None, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> ListNamespacesResponse:
+    async def query_table_batches(
+        self, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
+    ) -> AsyncIterator[pa.RecordBatch]:
+        """QueryTable's rows batch by batch (the streaming variant of ``query_table``)."""
+        operation = OPERATIONS_BY_METHOD["query_table"]
         with call_timeout(timeout):
-            return await self._list_namespaces(coerce_request(request, "ListNamespacesRequest"))
+            async for batch in self._query_table_batches(
+                coerce_request(request, operation.request_model)
+            ):
+                yield batch
 
-    async def describe_namespace(
-        self,
-        request: DescribeNamespaceRequest | None = None,
-        *,
-        timeout: TimeoutTypes = USE_DEFAULT,
-    ) -> DescribeNamespaceResponse:
-        with call_timeout(timeout):
-            return await self._describe_namespace(
-                coerce_request(request, "DescribeNamespaceRequest")
-            )
-
-    async def drop_namespace(
-        self, request: DropNamespaceRequest | None = None, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> DropNamespaceResponse:
-        with call_timeout(timeout):
-            return await self._drop_namespace(coerce_request(request, "DropNamespaceRequest"))
-
-    async def namespace_exists(
-        self, request: NamespaceExistsRequest | None = None, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> NamespaceExistsResponse:
-        """Succeeds when the namespace exists; raises NamespaceNotFoundError otherwise."""
-        with call_timeout(timeout):
-            return await self._namespace_exists(coerce_request(request, "NamespaceExistsRequest"))
-
-    async def list_tables(
-        self, request: ListTablesRequest | None = None, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> ListTablesResponse:
-        with call_timeout(timeout):
-            return await self._list_tables(coerce_request(request, "ListTablesRequest"))
-
-    async def list_all_tables(
-        self, request: ListAllTablesRequest | None = None, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> ListTablesResponse:
-        with call_timeout(timeout):
-            return await self._list_all_tables(coerce_request(request, "ListAllTablesRequest"))
-
-    async def register_table(
-        self, request: RegisterTableRequest, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> RegisterTableResponse:
-        with call_timeout(timeout):
-            return await self._register_table(coerce_request(request, "RegisterTableRequest"))
-
-    async def describe_table(
-        self, request: DescribeTableRequest, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> DescribeTableResponse:
-        with call_timeout(timeout):
-            return await self._describe_table(coerce_request(request, "DescribeTableRequest"))
-
-    async def table_exists(
-        self, request: TableExistsRequest, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> TableExistsResponse:
-        """Succeeds when the table exists; raises TableNotFoundError otherwise."""
-        with call_timeout(timeout):
-            return await self._table_exists(coerce_request(request, "TableExistsRequest"))
-
-    async def drop_table(
-        self, request: DropTableRequest, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> DropTableResponse:
-        with call_timeout(timeout):
-            return await self._drop_table(coerce_request(request, "DropTableRequest"))
-
-    async def deregister_table(
-        self, request: DeregisterTableRequest, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> DeregisterTableResponse:
-        with call_timeout(timeout):
-            return await self._deregister_table(coerce_request(request, "DeregisterTableRequest"))
-
-    async def restore_table(
-        self, request: RestoreTableRequest, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> RestoreTableResponse:
-        with call_timeout(timeout):
-            return await self._restore_table(coerce_request(request, "RestoreTableRequest"))
-
-    async def rename_table(
-        self, request: RenameTableRequest, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> RenameTableResponse:
-        with call_timeout(timeout):
-            return await self._rename_table(coerce_request(request, "RenameTableRequest"))
-
-    async def list_table_versions(
-        self, request: ListTableVersionsRequest, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> ListTableVersionsResponse:
-        with call_timeout(timeout):
-            return await self._list_table_versions(
-                coerce_request(request, "ListTableVersionsRequest")
-            )
-
-    async def declare_table(
-        self, request: DeclareTableRequest, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> DeclareTableResponse:
-        with call_timeout(timeout):
-            return await self._declare_table(coerce_request(request, "DeclareTableRequest"))
-
-    # -- what a backend overrides ----------------------------------------------
+    async def _query_table_batches(self, request: Any) -> AsyncIterator[pa.RecordBatch]:
+        """Backends that can stream the answer override this; by default one IPC file."""
+        for batch in read_ipc_file(await self._query_table(request)).to_batches():
+            yield batch
 
     def _unsupported(self, operation: str) -> UnsupportedOperationError:
         return UnsupportedOperationError(
             f"{operation} is not supported by the {self.impl_name or type(self).__name__} backend"
         )
 
-    async def _create_namespace(self, request: CreateNamespaceRequest) -> CreateNamespaceResponse:
-        raise self._unsupported("CreateNamespace")
 
-    async def _list_namespaces(self, request: ListNamespacesRequest) -> ListNamespacesResponse:
-        raise self._unsupported("ListNamespaces")
+# -- the coroutines, one per operation of the table -----------------------------------
 
-    async def _describe_namespace(
-        self, request: DescribeNamespaceRequest
-    ) -> DescribeNamespaceResponse:
-        raise self._unsupported("DescribeNamespace")
 
-    async def _drop_namespace(self, request: DropNamespaceRequest) -> DropNamespaceResponse:
-        raise self._unsupported("DropNamespace")
+def _public(operation: Operation) -> Callable[..., Any]:
+    """The public coroutine of ``operation``: coerce, check, time-limit, call the twin."""
+    hook = f"_{operation.method}"
+    model = operation.request_model
 
-    async def _namespace_exists(self, request: NamespaceExistsRequest) -> NamespaceExistsResponse:
-        raise self._unsupported("NamespaceExists")
+    if operation.takes_data:
 
-    async def _list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
-        raise self._unsupported("ListTables")
+        async def call_with_data(
+            self: AsyncLanceNamespace,
+            request: Any = None,
+            data: Any = None,
+            *,
+            timeout: TimeoutTypes = USE_DEFAULT,
+        ) -> Any:
+            coerced = coerce_request(request, model)
+            rows = ArrowData.of(data)
+            with call_timeout(timeout):
+                return await getattr(self, hook)(coerced, rows)
 
-    async def _list_all_tables(self, request: ListAllTablesRequest) -> ListTablesResponse:
-        raise self._unsupported("ListAllTables")
+        function: Callable[..., Any] = call_with_data
+    elif operation.returns_arrow:
 
-    async def _register_table(self, request: RegisterTableRequest) -> RegisterTableResponse:
-        raise self._unsupported("RegisterTable")
+        async def call_for_table(
+            self: AsyncLanceNamespace, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
+        ) -> pa.Table:
+            coerced = coerce_request(request, model)
+            with call_timeout(timeout):
+                data = await getattr(self, hook)(coerced)
+            return read_ipc_file(data)
 
-    async def _describe_table(self, request: DescribeTableRequest) -> DescribeTableResponse:
-        raise self._unsupported("DescribeTable")
+        function = call_for_table
+    else:
 
-    async def _table_exists(self, request: TableExistsRequest) -> TableExistsResponse:
-        raise self._unsupported("TableExists")
+        async def call(
+            self: AsyncLanceNamespace, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
+        ) -> Any:
+            coerced = coerce_request(request, model)
+            with call_timeout(timeout):
+                return await getattr(self, hook)(coerced)
 
-    async def _drop_table(self, request: DropTableRequest) -> DropTableResponse:
-        raise self._unsupported("DropTable")
+        function = call
+    return _named(function, operation, _public_doc(operation))
 
-    async def _deregister_table(self, request: DeregisterTableRequest) -> DeregisterTableResponse:
-        raise self._unsupported("DeregisterTable")
 
-    async def _restore_table(self, request: RestoreTableRequest) -> RestoreTableResponse:
-        raise self._unsupported("RestoreTable")
+def _unsupported_twin(operation: Operation) -> Callable[..., Any]:
+    async def unsupported(self: AsyncLanceNamespace, request: Any, *data: Any) -> Any:
+        raise self._unsupported(operation.operation_id)
 
-    async def _rename_table(self, request: RenameTableRequest) -> RenameTableResponse:
-        raise self._unsupported("RenameTable")
+    twin = _named(unsupported, operation, f"{operation.operation_id}: unsupported here.", "_")
+    twin.__lance_unsupported__ = True  # type: ignore[attr-defined]
+    return twin
 
-    async def _list_table_versions(
-        self, request: ListTableVersionsRequest
-    ) -> ListTableVersionsResponse:
-        raise self._unsupported("ListTableVersions")
 
-    async def _declare_table(self, request: DeclareTableRequest) -> DeclareTableResponse:
-        raise self._unsupported("DeclareTable")
+def _named(
+    function: Callable[..., Any], operation: Operation, doc: str, prefix: str = ""
+) -> Callable[..., Any]:
+    """Give the coroutine its operation's name, and a code object of its own.
+
+    A distinct code object per operation lets a traceback (and the conformance
+    kit, which reads it) tell which operation raised.
+    """
+    name = prefix + operation.method
+    code = function.__code__.replace(co_name=name, co_qualname=f"AsyncLanceNamespace.{name}")
+    function.__code__ = code
+    function.__name__ = name
+    function.__qualname__ = f"AsyncLanceNamespace.{name}"
+    function.__doc__ = doc
+    return function
+
+
+def _public_doc(operation: Operation) -> str:
+    lines = [
+        f"{operation.operation_id} ({operation.http_method} {operation.path}).",
+        "",
+        f"``request``: a ``models.{operation.request_model}``, a mapping or a pydantic peer model.",
+    ]
+    if operation.takes_data:
+        lines.append("``data``: the rows, a pyarrow.Table, RecordBatchReader or Arrow IPC bytes.")
+    if operation.returns_arrow:
+        lines.append("Returns the result as a ``pyarrow.Table``.")
+    else:
+        lines.append(f"Returns a ``models.{operation.response_model}``.")
+    return "\n".join(lines)
+
+
+def _install() -> None:
+    for operation in OPERATIONS:
+        setattr(AsyncLanceNamespace, operation.method, _public(operation))
+        setattr(AsyncLanceNamespace, f"_{operation.method}", _unsupported_twin(operation))
+
+
+_install()

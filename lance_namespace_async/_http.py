@@ -336,6 +336,8 @@ class _RetryingTransport(httpx.AsyncBaseTransport):
                 ).as_dict()
             )
         attempt = 0
+        # a streamed body (an Arrow reader's batches, sent chunked) can be sent once only
+        retries = 0 if "transfer-encoding" in request.headers else self._config.max_retries
         while True:
             state.attempts += 1
             response: httpx.Response | None = None
@@ -344,7 +346,7 @@ class _RetryingTransport(httpx.AsyncBaseTransport):
                 await read_bounded(response, limit)  # a body cut off is a transport error too
             except httpx.TransportError as exc:
                 reached_server = not isinstance(exc, _NOT_SENT)
-                if attempt >= self._config.max_retries or (reached_server and not state.idempotent):
+                if attempt >= retries or (reached_server and not state.idempotent):
                     raise
                 delay = self._delay(attempt, None)
                 if self._past_deadline(state, delay):
@@ -355,7 +357,7 @@ class _RetryingTransport(httpx.AsyncBaseTransport):
                 delay = self._delay(attempt, response)
                 if (
                     response.status_code not in RETRY_STATUSES
-                    or attempt >= self._config.max_retries
+                    or attempt >= retries
                     or self._past_deadline(state, delay)
                 ):
                     state.response = response

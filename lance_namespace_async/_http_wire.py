@@ -167,12 +167,20 @@ class _AiohttpPool(httpx.AsyncBaseTransport):
         url = yarl.URL(str(request.url), encoded=True)
         if url.user is not None or url.password is not None:
             url = url.with_user(None)  # as over httpcore: auth is the Authorization header only
+        headers = request.headers.multi_items()
+        data: Any
+        if "transfer-encoding" in request.headers:
+            # a streamed body (an Arrow reader's batches): aiohttp chunks it itself
+            headers = [(k, v) for k, v in headers if k.lower() != "transfer-encoding"]
+            data = request.stream
+        else:
+            data = await request.aread() or None
         try:
             response = await session.request(
                 request.method,
                 url,
-                headers=request.headers.multi_items(),
-                data=await request.aread() or None,
+                headers=headers,
+                data=data,
                 allow_redirects=False,
                 timeout=aiohttp.ClientTimeout(
                     total=None,

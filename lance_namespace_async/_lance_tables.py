@@ -374,7 +374,21 @@ def translate(exc: BaseException) -> errors.LanceNamespaceError:
             return storage
     message = _RUST_SOURCE_SUFFIX.sub("", str(exc))
     if isinstance(code, int) and type(exc).__module__.startswith("lance_namespace"):
+        if code == errors.ErrorCode.INTERNAL:
+            # pylance 14.0.2 reports a caller's mistake inside a data operation as
+            # Internal: a filter Lance cannot parse, rows of another schema
+            reason = message.removeprefix("Internal error: ")
+            if "InvalidInput {" in message:
+                return errors.InvalidInputError(reason)
+            if "with different schema" in message or "SchemaMismatch" in message:
+                return errors.TableSchemaValidationError(reason)
         return errors.from_code(int(code), message)
+    if isinstance(exc, ValueError) and "Invalid user input" in message:
+        return errors.InvalidInputError(message)  # pylance's word for a caller's mistake
+    if "JSON number out of range" in message:  # a number serde_json cannot hold
+        return errors.InvalidInputError(f"a number of the request is out of range: {message}")
+    if isinstance(exc, OverflowError):  # a number pylance cannot hold (k=10**20, ...)
+        return errors.InvalidInputError(f"a number of the request is out of range: {message}")
     if isinstance(exc, NotImplementedError):
         return errors.UnsupportedOperationError(message)
     if isinstance(exc, FileNotFoundError):

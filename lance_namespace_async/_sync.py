@@ -26,29 +26,11 @@ import lance_namespace
 from anyio.from_thread import BlockingPortal
 
 from . import errors
-from ._base import OPERATIONS, AsyncLanceNamespace
+from ._base import OPERATIONS, AsyncLanceNamespace, Operation
+from ._operation_methods import SyncOperationMethods
 from ._portal import start_portal as _start_portal
 from ._registry import resolve_impl
 from ._timeout import USE_DEFAULT, TimeoutTypes
-
-if TYPE_CHECKING:
-    from .models import (
-        CreateNamespaceResponse,
-        DeclareTableResponse,
-        DeregisterTableResponse,
-        DescribeNamespaceResponse,
-        DescribeTableResponse,
-        DropNamespaceResponse,
-        DropTableResponse,
-        ListNamespacesResponse,
-        ListTablesResponse,
-        ListTableVersionsResponse,
-        NamespaceExistsResponse,
-        RegisterTableResponse,
-        RenameTableResponse,
-        RestoreTableResponse,
-        TableExistsResponse,
-    )
 
 __all__ = ["SyncLanceNamespace", "connect_sync"]
 
@@ -85,6 +67,22 @@ def _peer_response(result: Any) -> Any:
     return peer.from_dict(result.to_dict())
 
 
+def _speaks_peer(request: Any) -> bool:
+    """Whether the caller is pylance: its pydantic models, or the dicts its Rust side
+    passes (a ``dict`` subclass with ``model_dump``), which want pydantic answers back
+    (Rust serialises the answer through ``model_dump``)."""
+    return type(request).__module__.startswith(_PEER_MODEL_MODULE) or (
+        isinstance(request, dict) and callable(getattr(request, "model_dump", None))
+    )
+
+
+def _peer_answer(operation: Operation, result: Any) -> Any:
+    """The answer in the type pylance's ``LanceNamespace`` interface declares."""
+    if operation.response_body == "string":  # explain/analyze: the plan text itself
+        return getattr(result, operation.response_field or "")
+    return _peer_response(result)
+
+
 if TYPE_CHECKING:
     # Each method returns our model, or pylance's when pylance's model came in;
     # the peer's single-typed signatures cannot say that, so type-checkers see
@@ -94,7 +92,7 @@ else:
     _LanceNamespaceBase = lance_namespace.LanceNamespace
 
 
-class SyncLanceNamespace(_LanceNamespaceBase):
+class SyncLanceNamespace(SyncOperationMethods, _LanceNamespaceBase):
     """Blocking twin of an async backend, accepted by pylance as a namespace client."""
 
     def __init__(self, impl: str, properties: Mapping[str, str] | None = None) -> None:
@@ -214,96 +212,58 @@ class SyncLanceNamespace(_LanceNamespaceBase):
                 raise errors.InvalidInputError("this SyncLanceNamespace is closed")
         return outcome[0].result()
 
-    def _call(self, method: str, request: Any, timeout: TimeoutTypes) -> Any:
-        coroutine: Callable[..., Any] = getattr(self._namespace, method)
+    def _call(
+        self, operation: Operation, request: Any, data: tuple[Any, ...], timeout: TimeoutTypes
+    ) -> Any:
+        peer = _speaks_peer(request)
+        name = "query_table_ipc" if operation.returns_arrow and peer else operation.method
+        coroutine: Callable[..., Any] = getattr(self._namespace, name)
         try:
-            result = self._on_loop(functools.partial(coroutine, request, timeout=timeout))
+            result = self._on_loop(functools.partial(coroutine, request, *data, timeout=timeout))
         except errors.LanceNamespaceError as exc:
             raise _compat_error(exc) from None
-        if type(request).__module__.startswith(_PEER_MODEL_MODULE):
-            return _peer_response(result)
-        return result
-
-    def create_namespace(
-        self, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> CreateNamespaceResponse:
-        return self._call("create_namespace", request, timeout)  # type: ignore[no-any-return]
-
-    def list_namespaces(
-        self, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> ListNamespacesResponse:
-        return self._call("list_namespaces", request, timeout)  # type: ignore[no-any-return]
-
-    def describe_namespace(
-        self, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> DescribeNamespaceResponse:
-        return self._call("describe_namespace", request, timeout)  # type: ignore[no-any-return]
-
-    def drop_namespace(
-        self, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> DropNamespaceResponse:
-        return self._call("drop_namespace", request, timeout)  # type: ignore[no-any-return]
-
-    def namespace_exists(
-        self, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> NamespaceExistsResponse:
-        return self._call("namespace_exists", request, timeout)  # type: ignore[no-any-return]
-
-    def list_tables(
-        self, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> ListTablesResponse:
-        return self._call("list_tables", request, timeout)  # type: ignore[no-any-return]
-
-    def list_all_tables(
-        self, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> ListTablesResponse:
-        return self._call("list_all_tables", request, timeout)  # type: ignore[no-any-return]
-
-    def register_table(
-        self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> RegisterTableResponse:
-        return self._call("register_table", request, timeout)  # type: ignore[no-any-return]
-
-    def describe_table(
-        self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> DescribeTableResponse:
-        return self._call("describe_table", request, timeout)  # type: ignore[no-any-return]
-
-    def table_exists(
-        self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> TableExistsResponse:
-        return self._call("table_exists", request, timeout)  # type: ignore[no-any-return]
-
-    def drop_table(self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT) -> DropTableResponse:
-        return self._call("drop_table", request, timeout)  # type: ignore[no-any-return]
-
-    def deregister_table(
-        self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> DeregisterTableResponse:
-        return self._call("deregister_table", request, timeout)  # type: ignore[no-any-return]
-
-    def restore_table(
-        self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> RestoreTableResponse:
-        return self._call("restore_table", request, timeout)  # type: ignore[no-any-return]
-
-    def rename_table(
-        self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> RenameTableResponse:
-        return self._call("rename_table", request, timeout)  # type: ignore[no-any-return]
-
-    def list_table_versions(
-        self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> ListTableVersionsResponse:
-        return self._call("list_table_versions", request, timeout)  # type: ignore[no-any-return]
-
-    def declare_table(
-        self, request: Any, *, timeout: TimeoutTypes = USE_DEFAULT
-    ) -> DeclareTableResponse:
-        return self._call("declare_table", request, timeout)  # type: ignore[no-any-return]
+        if not peer:
+            return result
+        if operation.returns_arrow:
+            return lance_namespace.QueryTableResponse(data=result)
+        return _peer_answer(operation, result)
 
 
-assert {op.method for op in OPERATIONS} <= set(vars(SyncLanceNamespace)), "facade misses an op"
+def _blocking(operation: Operation) -> Callable[..., Any]:
+    """The facade's twin of ``operation``: the same parameters, blocking."""
+    if operation.takes_data:
+
+        def call_with_data(
+            self: SyncLanceNamespace,
+            request: Any = None,
+            data: Any = None,
+            *,
+            timeout: TimeoutTypes = USE_DEFAULT,
+        ) -> Any:
+            return self._call(operation, request, (data,), timeout)
+
+        function: Callable[..., Any] = call_with_data
+    else:
+
+        def call(
+            self: SyncLanceNamespace, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
+        ) -> Any:
+            return self._call(operation, request, (), timeout)
+
+        function = call
+    async_twin = getattr(AsyncLanceNamespace, operation.method)
+    function.__name__ = operation.method
+    function.__qualname__ = f"SyncLanceNamespace.{operation.method}"
+    function.__doc__ = (
+        f"Blocking {operation.operation_id}; answers in pylance's types when asked in them.\n\n"
+        + (async_twin.__doc__ or "")
+    )
+    return function
+
+
+for _operation in OPERATIONS:
+    setattr(SyncLanceNamespace, _operation.method, _blocking(_operation))
+del _operation
 
 
 def connect_sync(impl: str, properties: Mapping[str, str] | None = None) -> SyncLanceNamespace:

@@ -51,6 +51,7 @@ import attrs
 from . import errors
 from ._base import AsyncLanceNamespace
 from ._config import BackendConfig, parse_bool, parse_positive_int, prop
+from ._directory_ops import install_pylance_operations
 from ._identifiers import Identifier, join_identifier, validate_identifier, validate_name
 from ._lance_tables import (
     DROP_ALLOWED_LOCATIONS_DOC,
@@ -978,3 +979,6 @@ def _remove_encoded_twins(location: str) -> None:
                 os.remove(os.path.join(leftover, ".lance-reserved"))
             with contextlib.suppress(OSError):  # not empty: not ours to remove
                 os.rmdir(leftover)
+
+
+install_pylance_operations(DirectoryNamespace)

@@ -784,7 +784,7 @@ class GlueNamespace(AsyncLanceNamespace):
             raise errors.InvalidInputError(f"{what}: {name!r} is not a Lance table")
         return table
 
-    async def _create_table(
+    async def _create_catalog_entry(
         self, database: _Database, name: str, location: str, parameters: dict[str, str], what: str
     ) -> None:
         await self._call(
@@ -841,7 +841,7 @@ class GlueNamespace(AsyncLanceNamespace):
             claims=self._claims(database, name),
             what=f"{what}: location",
         )
-        await self._create_table(database, name, location, parameters, what)
+        await self._create_catalog_entry(database, name, location, parameters, what)
         return DeclareTableResponse.from_dict(
             {
                 "location": location,
@@ -875,7 +875,7 @@ class GlueNamespace(AsyncLanceNamespace):
         if mode == "Overwrite":
             with contextlib.suppress(errors.TableNotFoundError):
                 await self._deregister(database, name, what)
-        await self._create_table(database, name, location, parameters, what)
+        await self._create_catalog_entry(database, name, location, parameters, what)
         return RegisterTableResponse.from_dict({"location": location, "properties": parameters})
 
     async def _describe_table(self, request: DescribeTableRequest) -> DescribeTableResponse:
@@ -992,7 +992,7 @@ class GlueNamespace(AsyncLanceNamespace):
         location = str((table.get("StorageDescriptor") or {}).get("Location") or "")
         parameters = {str(k): str(v) for k, v in (table.get("Parameters") or {}).items()}
         async with self._guard.filling(target.path):
-            await self._create_table(target, target_name, location, parameters, what)
+            await self._create_catalog_entry(target, target_name, location, parameters, what)
         try:
             await self._call(
                 "delete_table",

@@ -437,7 +437,7 @@ class HiveNamespace(AsyncLanceNamespace):
     def _storage_options(self, parameters: Mapping[str, Any]) -> dict[str, str]:
         return self.tables.options_for(parameters, _HMS_PARAMETERS)
 
-    async def _create_table(
+    async def _create_catalog_entry(
         self,
         database: str,
         name: str,
@@ -514,7 +514,7 @@ class HiveNamespace(AsyncLanceNamespace):
             claims=self._claims(database, name),
             what=f"{what}: location",
         )
-        await self._create_table(database, name, location, parameters, [], what)
+        await self._create_catalog_entry(database, name, location, parameters, [], what)
         return DeclareTableResponse.from_dict(
             {
                 "location": canonical(location),
@@ -544,7 +544,7 @@ class HiveNamespace(AsyncLanceNamespace):
             with contextlib.suppress(errors.TableNotFoundError):
                 await self._deregister(database, name, what)
         columns = _hive_columns(dataset.schema)
-        await self._create_table(database, name, location, parameters, columns, what)
+        await self._create_catalog_entry(database, name, location, parameters, columns, what)
         return RegisterTableResponse.from_dict(
             {"location": canonical(location), "properties": parameters}
         )

@@ -2,7 +2,11 @@
 
 Every operation goes through the client generated from spec/rest.yaml
 (``asyncio_detailed``), over the shared HTTP transport (:mod:`._http`), which
-owns pooling, timeouts, retries, auth and error mapping. Properties are the
+owns pooling, timeouts, retries, auth and error mapping. The catalog operations
+have their own methods below; every other operation of the operation table is
+sent by :meth:`RestNamespace._operation_call`, driven by its table entry (path and
+query parameters from the request's fields, Arrow IPC bodies as raw bytes, a
+reader's rows streamed batch by batch, bare answers wrapped in their models). Properties are the
 ones pylance's ``RestNamespace`` takes (``uri``, ``delimiter``, ``header.*``,
 ``tls.*``) plus the transport keys. The root namespace is addressed as the
 protocol does: by the bare delimiter (``/v1/namespace/$/list``).
@@ -11,17 +15,20 @@ protocol does: by the bare delimiter (``/v1/namespace/$/list``).
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, ClassVar, Self
 
 import attrs
 import httpx
 
 from . import errors
-from ._base import AsyncLanceNamespace
+from ._arrow_data import ArrowData
+from ._base import AsyncLanceNamespace, json_data
 from ._config import mask_url_userinfo, prop
 from ._http import HttpConfig, HttpTransport, error_from_response, parse_http_url, transport_error
 from ._identifiers import Identifier, join_identifier, validate_identifier, validate_name
+from ._operations import OPERATIONS, OPERATIONS_BY_METHOD, Operation
 from .models import (
     UNSET,
     Context,
@@ -494,3 +501,169 @@ class RestNamespace(AsyncLanceNamespace):
             branch=request.branch,
         )
         return result
+
+    # -- every other operation, from the operation table ---------------------------------
+
+    async def _operation_call(
+        self, operation: Operation, request: Any, data: ArrowData | None = None
+    ) -> Any:
+        """Send ``operation`` as its table entry says; the answer as its response model."""
+        from lance_namespace_rest_client.types import File
+
+        body: dict[str, Any] = json_data(request)
+        args: list[Any] = []
+        label = operation.operation_id
+        for name in operation.path_params:
+            if name == "id":
+                parts = self._ids(
+                    body, allow_root=False, what=_ID_WHAT[operation.path.split("/")[2]]
+                )
+                args.append(self._path_id(parts))
+                label = f"{operation.operation_id} {'.'.join(parts)}"
+            else:
+                value = body.get(name)
+                if not isinstance(value, str) or not value:
+                    raise errors.InvalidInputError(f"{name} must be a non-empty string")
+                args.append(value)
+        kwargs: dict[str, Any] = {}
+        for param in operation.query_params:
+            if param.name == "delimiter" or body.get(param.name) is None:
+                if param.required and param.name != "delimiter":
+                    raise errors.InvalidInputError(
+                        f"{operation.request_model}.{param.name} is required"
+                    )
+                continue
+            value = body[param.name]
+            if param.kind == "string" and not isinstance(value, str):
+                value = json.dumps(value, separators=(",", ":"))  # CreateTable's maps
+            kwargs[param.name] = value
+        if operation.request_body == "json":
+            kwargs["body"] = request
+            if _null_vector(body):  # pylance's server (14.0.2) refuses the spec's null
+                kwargs["body"] = operation.request_class().from_dict(body)
+        elif operation.request_body == "arrow":
+            assert data is not None
+            rows: Any = data.aiter_chunks() if data.is_stream else data.to_bytes()
+            kwargs["body"] = File(payload=rows, mime_type="application/vnd.apache.arrow.stream")
+        elif operation.request_body == "object":
+            field = operation.request_field or ""
+            kwargs["body"] = _body_model(operation).from_dict(body.get(field) or {})
+        kind = operation.path.split("/")[2]
+        parsed = await self._send(
+            operation.api(),
+            *args,
+            what=label,
+            idempotent=operation.idempotent,
+            not_found=_NOT_FOUND.get(kind, errors.TableNotFoundError),
+            headers=self._headers(body),
+            empty=operation.response_class() if operation.response_body == "empty" else None,
+            **kwargs,
+        )
+        return _answer(operation, parsed)
+
+    async def _query_table_batches(self, request: Any) -> AsyncIterator[Any]:
+        """QueryTable's batches decoded as the answer's bytes arrive (not held whole).
+
+        The request is the generated client's own (``_get_kwargs``), sent in streaming
+        mode; context headers and identity travel as for every call. With the aiohttp
+        pool the answer is read whole first (its bytes are still decoded batch by batch).
+        """
+        import importlib
+
+        from ._arrow_data import IpcFileDecoder
+
+        operation = OPERATIONS_BY_METHOD["query_table"]
+        body: dict[str, Any] = json_data(request)
+        parts = self._ids(body, allow_root=False, what="table id")
+        _null_vector(body)
+        module = importlib.import_module(f"lance_namespace_rest_client.api.{operation.api_module}")
+        kwargs = module._get_kwargs(
+            self._path_id(parts), body=operation.request_class().from_dict(body), **self._query()
+        )
+        kwargs["headers"] = {**kwargs.get("headers", {}), **self._headers(body)}
+        what = f"QueryTable {'.'.join(parts)}"
+        decoder = IpcFileDecoder()
+        client = self._client().get_async_httpx_client()
+        try:
+            async with client.stream(**kwargs) as response:
+                if response.status_code != 200:
+                    raise error_from_response(
+                        response.status_code,
+                        await response.aread(),
+                        not_found=errors.TableNotFoundError,
+                        conflict=errors.ConcurrentModificationError,
+                        what=what,
+                    )
+                async for chunk in response.aiter_bytes():
+                    for batch in decoder.feed(chunk):
+                        yield batch
+        except httpx.HTTPError as exc:
+            raise transport_error(exc, what) from exc
+        for batch in decoder.finish():
+            yield batch
+
+
+_ID_WHAT = {"namespace": "namespace id", "table": "table id", "transaction": "transaction id"}
+_NOT_FOUND: dict[str, type[errors.LanceNamespaceError]] = {
+    "namespace": errors.NamespaceNotFoundError,
+    "table": errors.TableNotFoundError,
+    "transaction": errors.TransactionNotFoundError,
+}
+
+
+@functools.cache
+def _body_model(operation: Operation) -> Any:
+    """The generated model of a bare JSON-object body (UpdateTableSchemaMetadata's map),
+    as the generated function annotates its ``body``."""
+    import importlib
+    import typing
+
+    module = importlib.import_module(f"lance_namespace_rest_client.api.{operation.api_module}")
+    return typing.get_type_hints(module._get_kwargs)["body"]
+
+
+def _null_vector(body: dict[str, Any]) -> bool:
+    """Send a query's null ``vector`` (no vector search) as the empty object instead."""
+    changed = False
+    for holder in (body, body.get("query")):
+        if isinstance(holder, dict) and "vector" in holder and holder["vector"] is None:
+            holder["vector"] = {}
+            changed = True
+    return changed
+
+
+def _answer(operation: Operation, parsed: Any) -> Any:
+    """The generated client's parsed answer as what the interface returns."""
+    kind = operation.response_body
+    if kind in ("json", "empty"):
+        return parsed
+    if kind == "arrow":  # a File over the IPC file's bytes
+        data: bytes = parsed.payload.read()
+        return data
+    value = parsed.to_dict() if hasattr(parsed, "to_dict") else parsed
+    return operation.response_class().from_dict({operation.response_field: value})
+
+
+def _install_operations() -> None:
+    """A ``_<operation>`` for every operation without a method of its own above."""
+    for operation in OPERATIONS:
+        name = f"_{operation.method}"
+        if name in vars(RestNamespace):
+            continue
+        if operation.takes_data:
+
+            async def call_with_data(
+                self: RestNamespace, request: Any, data: ArrowData, _op: Operation = operation
+            ) -> Any:
+                return await self._operation_call(_op, request, data)
+
+            setattr(RestNamespace, name, call_with_data)
+        else:
+
+            async def call(self: RestNamespace, request: Any, _op: Operation = operation) -> Any:
+                return await self._operation_call(_op, request)
+
+            setattr(RestNamespace, name, call)
+
+
+_install_operations()

@@ -11,9 +11,12 @@ from every REST client (pylance's Rust ``RestNamespace`` included)::
 
 What the adapter guarantees, whatever the backend:
 
-* the 16 operations at exactly the paths, methods and query parameters of
-  spec/rest.yaml; the ``id`` path parameter is parsed once, with the request's
-  ``delimiter``, and always wins over an ``id`` in the body;
+* every operation of spec/rest.yaml (the routes come from the operation table) at
+  exactly its path, method and query parameters; the ``id`` path parameter is
+  parsed once, with the request's ``delimiter``, and always wins over an ``id`` in
+  the body; Arrow IPC bodies in (CreateTable, InsertIntoTable, MergeInsertIntoTable,
+  under the same body limit) and out (QueryTable's IPC file); an operation the
+  backend does not implement is 406 with code 0;
 * every failure is an ``ErrorResponse`` (``code``, ``error``, ``instance``) with
   the HTTP status the protocol assigns to the code, so clients can rebuild the
   typed error; every 500 (an unexpected exception, or a backend's internal error
@@ -59,7 +62,9 @@ from urllib.parse import quote, unquote
 import attrs
 
 from . import errors
+from ._arrow_data import ArrowData
 from ._identifiers import DEFAULT_DELIMITER, parse_identifier
+from ._operations import OPERATIONS, Operation
 
 try:
     from starlette.applications import Starlette
@@ -123,16 +128,10 @@ class ServerLimits:
 
 # -- the route table -------------------------------------------------------------
 
-_BOOL_PARAMS = frozenset(
-    {"include_declared", "with_table_uri", "load_detailed_metadata", "check_declared", "descending"}
-)
-_INT_PARAMS = frozenset({"limit"})
-_STR_PARAMS = frozenset({"page_token", "branch"})
-
 
 @dataclass(frozen=True)
 class Route:
-    """One operation of spec/rest.yaml as the adapter serves it."""
+    """One operation of spec/rest.yaml as the adapter serves it (from the operation table)."""
 
     #: HTTP method
     http_method: str
@@ -144,77 +143,39 @@ class Route:
     method: str
     #: query parameters copied into the request (``delimiter`` is always read)
     query: tuple[str, ...] = ()
-    #: whether the JSON body is the request model (else any body is ignored)
+    #: whether the request has a body (a JSON model, a bare JSON object or Arrow rows)
     body: bool = True
     #: 200 with an empty body (the Exists operations)
     empty_response: bool = False
+    #: the operation's table entry
+    operation: Operation | None = None
 
     @property
     def segments(self) -> tuple[str, ...]:
         return tuple(self.path.strip("/").split("/"))
 
 
-_PAGING = ("page_token", "limit")
+def _route_of(operation: Operation) -> Route:
+    return Route(
+        operation.http_method,
+        operation.path,
+        operation.operation_id,
+        operation.method,
+        query=tuple(name for name in operation.query_names if name != "delimiter"),
+        body=operation.request_body != "none",
+        empty_response=operation.response_body == "empty",
+        operation=operation,
+    )
+
 
 #: Every route, in the order of spec/rest.yaml.
-ROUTES: tuple[Route, ...] = (
-    Route("POST", "/v1/namespace/{id}/create", "CreateNamespace", "create_namespace"),
-    Route(
-        "GET",
-        "/v1/namespace/{id}/list",
-        "ListNamespaces",
-        "list_namespaces",
-        query=_PAGING,
-        body=False,
-    ),
-    Route("POST", "/v1/namespace/{id}/describe", "DescribeNamespace", "describe_namespace"),
-    Route("POST", "/v1/namespace/{id}/drop", "DropNamespace", "drop_namespace"),
-    Route(
-        "POST",
-        "/v1/namespace/{id}/exists",
-        "NamespaceExists",
-        "namespace_exists",
-        empty_response=True,
-    ),
-    Route(
-        "GET",
-        "/v1/namespace/{id}/table/list",
-        "ListTables",
-        "list_tables",
-        query=(*_PAGING, "include_declared"),
-        body=False,
-    ),
-    Route(
-        "GET",
-        "/v1/table",
-        "ListAllTables",
-        "list_all_tables",
-        query=(*_PAGING, "include_declared"),
-        body=False,
-    ),
-    Route("POST", "/v1/table/{id}/register", "RegisterTable", "register_table"),
-    Route(
-        "POST",
-        "/v1/table/{id}/describe",
-        "DescribeTable",
-        "describe_table",
-        query=("with_table_uri", "load_detailed_metadata", "check_declared"),
-    ),
-    Route("POST", "/v1/table/{id}/exists", "TableExists", "table_exists", empty_response=True),
-    Route("POST", "/v1/table/{id}/drop", "DropTable", "drop_table", body=False),
-    Route("POST", "/v1/table/{id}/deregister", "DeregisterTable", "deregister_table"),
-    Route("POST", "/v1/table/{id}/restore", "RestoreTable", "restore_table"),
-    Route("POST", "/v1/table/{id}/rename", "RenameTable", "rename_table"),
-    Route(
-        "POST",
-        "/v1/table/{id}/version/list",
-        "ListTableVersions",
-        "list_table_versions",
-        query=("branch", *_PAGING, "descending"),
-        body=False,
-    ),
-    Route("POST", "/v1/table/{id}/declare", "DeclareTable", "declare_table"),
-)
+ROUTES: tuple[Route, ...] = tuple(_route_of(operation) for operation in OPERATIONS)
+
+_PARAM_KINDS: dict[str, str] = {
+    param.name: param.kind for operation in OPERATIONS for param in operation.query_params
+}
+_ARROW_STREAM = "application/vnd.apache.arrow.stream"
+_ARROW_FILE = "application/vnd.apache.arrow.file"
 
 # -- errors the adapter itself raises ----------------------------------------------
 # They are InvalidInput (code 13) on the wire, with the HTTP status of what went
@@ -251,24 +212,24 @@ _INTEGER = re.compile(r"-?[0-9]{1,19}")
 _JSON_MEDIA_TYPE = re.compile(r"application/(?:[\w.+-]+\+)?json", re.IGNORECASE)
 
 
-def _match(segments: list[str]) -> tuple[list[Route], str | None]:
-    """The routes whose template fits ``segments`` and the (still encoded) id."""
+def _match(segments: list[str]) -> tuple[list[Route], dict[str, str]]:
+    """The routes whose template fits ``segments`` and their (still encoded) path values."""
     found: list[Route] = []
-    raw_id: str | None = None
+    values: dict[str, str] = {}
     for route in ROUTES:
         template = route.segments
         if len(template) != len(segments):
             continue
-        candidate: str | None = None
+        candidate: dict[str, str] = {}
         for expected, actual in zip(template, segments, strict=True):
-            if expected == "{id}":
-                candidate = actual
+            if expected.startswith("{") and expected.endswith("}"):
+                candidate[expected[1:-1]] = actual
             elif expected != actual:
                 break
         else:
             found.append(route)
-            raw_id = candidate
-    return found, raw_id
+            values = candidate
+    return found, values
 
 
 def _decode_segment(value: str) -> str:
@@ -289,12 +250,13 @@ def _single(query: QueryParams, name: str) -> str | None:
 
 def _query_value(name: str, raw: str) -> Any:
     """Convert one query parameter to its JSON type, or refuse it with code 13."""
-    if name in _BOOL_PARAMS:
+    kind = _PARAM_KINDS.get(name)
+    if kind == "boolean":
         lowered = raw.lower()
         if lowered not in ("true", "false"):
             raise errors.InvalidInputError(f"query parameter {name!r} must be true or false")
         return lowered == "true"
-    if name in _INT_PARAMS:
+    if kind == "integer":
         if not _INTEGER.fullmatch(raw):
             raise errors.InvalidInputError(f"query parameter {name!r} must be an integer")
         return int(raw)
@@ -329,19 +291,25 @@ def _integral_float(text: str) -> float | int:
 
 @functools.cache
 def _declared_fields(method: str) -> frozenset[str]:
-    """The body fields the operation's request schema declares."""
+    """The body fields the operation's request schema declares and does not allow null."""
     from . import models
     from ._base import OPERATIONS_BY_METHOD
 
     model = getattr(models, OPERATIONS_BY_METHOD[method].request_model)
-    return frozenset(attrs.fields_dict(model)) - {"additional_properties"}
+    return frozenset(
+        name
+        for name, field in attrs.fields_dict(model).items()
+        if name != "additional_properties"
+        and "None" not in str(field.type).replace(" ", "").split("|")
+    )
 
 
 def _refuse_nulls(body: dict[str, Any], method: str) -> None:
-    """No declared field of a request body is nullable in spec/rest.yaml.
+    """Refuse null in a declared field the request schema does not make nullable.
 
     The backends read None as "unset" (peer models send their unset fields so),
     so the wire's null is refused here; unknown fields stay ignored, null or not.
+    (QueryTableRequest's ``vector``, ``columns`` ... are nullable: null passes.)
     """
     for name in _declared_fields(method):
         if name in body and body[name] is None:
@@ -386,6 +354,44 @@ def _without_server_paths(message: str) -> str:
     return _SERVER_PATH.sub("<path>", message)
 
 
+@functools.cache
+def _json_encoded_query(method: str) -> frozenset[str]:
+    """Query parameters that carry a JSON object in a string (CreateTable's maps).
+
+    They are the string parameters whose request-model field is not a string.
+    """
+    from . import models
+    from ._base import OPERATIONS_BY_METHOD
+
+    operation = OPERATIONS_BY_METHOD[method]
+    fields = attrs.fields_dict(getattr(models, operation.request_model))
+    return frozenset(
+        param.name
+        for param in operation.query_params
+        if param.kind == "string"
+        and param.name in fields
+        and "str" not in str(fields[param.name].type).replace(" ", "").split("|")
+    )
+
+
+def _json_query_object(name: str, raw: str) -> dict[str, Any]:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        raise errors.InvalidInputError(f"query parameter {name!r} must be a JSON object") from None
+    if not isinstance(value, dict):
+        raise errors.InvalidInputError(f"query parameter {name!r} must be a JSON object")
+    return value
+
+
+def _answer_body(operation: Operation, result: Any) -> Any:
+    """The JSON the operation answers with: the model, or its one field sent bare."""
+    body = result.to_dict()
+    if operation.response_body in ("integer", "string", "object"):
+        return body.get(operation.response_field or "")
+    return body
+
+
 # -- the adapter -------------------------------------------------------------------
 
 
@@ -423,8 +429,8 @@ class _Adapter:
         route: Route | None = None
         try:
             self._authenticate(request.headers)
-            route, raw_id = self._route(request.method, path)
-            result = await self._call(route, raw_id, request)
+            route, path_values = self._route(request.method, path)
+            result = await self._call(route, path_values, request)
         except ClientDisconnect:
             return Response(status_code=499)  # nginx's "client closed request": nobody listens
         except _BackendError as failed:
@@ -440,9 +446,12 @@ class _Adapter:
                 errors.redact(traceback.format_exc()),
             )
             return self._internal_error(path)
+        status = route.operation.success_status if route.operation is not None else 200
         if route.empty_response:
-            return Response(status_code=200)
-        return JSONResponse(result, status_code=200)
+            return Response(status_code=status)
+        if isinstance(result, bytes):
+            return Response(result, status_code=status, media_type=_ARROW_FILE)
+        return JSONResponse(result, status_code=status)
 
     def _error(
         self,
@@ -501,34 +510,51 @@ class _Adapter:
         if not (well_formed and matches):
             raise errors.UnauthenticatedError("invalid bearer token")
 
-    def _route(self, method: str, path: str) -> tuple[Route, str | None]:
+    def _route(self, method: str, path: str) -> tuple[Route, dict[str, str]]:
         if not path.startswith("/"):
             raise _UnknownRouteError(f"unknown route {method} {path}")
-        found, raw_id = _match(path[1:].split("/"))
+        found, path_values = _match(path[1:].split("/"))
         if not found:
             raise _UnknownRouteError(f"unknown route {method} {path}")
         for route in found:
             if route.http_method == method:
-                return route, raw_id
+                return route, path_values
         allowed = sorted({route.http_method for route in found})
         raise _MethodNotAllowedError(f"method {method} not allowed on {path}", allowed)
 
-    async def _call(self, route: Route, raw_id: str | None, request: Request) -> Any:
+    async def _call(self, route: Route, path_values: dict[str, str], request: Request) -> Any:
         """Build the request dict from path, query and body; run the operation."""
+        operation = route.operation
+        assert operation is not None
         query = request.query_params
         delimiter = _single(query, "delimiter")
         body: dict[str, Any] = {}
-        if route.body:
+        data: ArrowData | None = None
+        if operation.takes_data:
+            data = ArrowData.of(await self._read_body(request, media_type=_ARROW_STREAM))
+        elif operation.request_body == "object":  # the body is one field of the request
+            field = operation.request_field or "body"
+            body = {field: _parse_json_object(await self._read_body(request))}
+        elif route.body:
             body = _parse_json_object(await self._read_body(request))
             _refuse_nulls(body, route.method)
             # fields the spec does not declare are ignored, so newer clients keep working
             # (the backends refuse undeclared keys of a dict as typos)
             declared = _declared_fields(route.method)
             body = {name: value for name, value in body.items() if name in declared}
+        encoded = _json_encoded_query(route.method)
         for name in route.query:
             value = _single(query, name)
             if value is not None:
-                body[name] = _query_value(name, value)
+                body[name] = (
+                    _json_query_object(name, value)
+                    if name in encoded
+                    else _query_value(name, value)
+                )
+        for name, raw in path_values.items():
+            if name != "id":
+                body[name] = _decode_segment(raw)
+        raw_id = path_values.get("id")
         if raw_id is not None:
             stated = body.get("id")
             if stated is not None and not (
@@ -548,18 +574,26 @@ class _Adapter:
         elif delimiter is not None:
             body["delimiter"] = delimiter  # ListAllTables: the delimiter of the answer
         try:
-            result = await getattr(self.namespace, route.method)(body)
+            if operation.returns_arrow:
+                ipc: bytes = await self.namespace.query_table_ipc(body)
+                return ipc
+            call = getattr(self.namespace, route.method)
+            result = await (call(body, data) if data is not None else call(body))
         except errors.LanceNamespaceError as exc:
             raise _BackendError(exc) from exc
         if route.empty_response:
             return None
-        answer: dict[str, Any] = result.to_dict()
-        if not self.expose_storage_options:
+        answer = _answer_body(operation, result)
+        if not self.expose_storage_options and isinstance(answer, dict):
             answer.pop("storage_options", None)
         return answer
 
-    async def _read_body(self, request: Request) -> bytes:
-        """Read the body, refusing more than ``max_body_bytes`` as soon as it shows."""
+    async def _read_body(self, request: Request, media_type: str | None = None) -> bytes:
+        """Read the body, refusing more than ``max_body_bytes`` as soon as it shows.
+
+        The limit holds for Arrow uploads too; ``media_type`` is the one an Arrow
+        body must declare (JSON bodies: any JSON media type, or none).
+        """
         declared = request.headers.get("content-length")
         if declared is not None:
             if not declared.isdigit():
@@ -575,6 +609,11 @@ class _Adapter:
             chunks.append(chunk)
         raw = b"".join(chunks)
         content_type = request.headers.get("content-type")
+        if media_type is not None:
+            declared_type = (content_type or "").split(";", 1)[0].strip().lower()
+            if declared_type not in (media_type, "application/octet-stream"):
+                raise errors.InvalidInputError(f"the request body must be {media_type}")
+            return raw
         if raw and content_type is not None and not _is_json_media_type(content_type):
             # also keeps browsers' CORS-free "simple" form posts out
             raise errors.InvalidInputError("the request body must be application/json")

@@ -458,7 +458,7 @@ class UnityNamespace(AsyncLanceNamespace):
             raise errors.InvalidInputError(f"{what}: {name!r} is not a Lance table")
         return table
 
-    async def _create_table(
+    async def _create_catalog_entry(
         self,
         catalog: str,
         schema: str,
@@ -505,7 +505,9 @@ class UnityNamespace(AsyncLanceNamespace):
             claims=self._claims(catalog, schema, name),
             what=f"{what}: location",
         )
-        created = await self._create_table(catalog, schema, name, location, properties, [], what)
+        created = await self._create_catalog_entry(
+            catalog, schema, name, location, properties, [], what
+        )
         location = str(created.get("storage_location") or location)  # as Unity stored it
         return DeclareTableResponse.from_dict(
             {
@@ -536,7 +538,7 @@ class UnityNamespace(AsyncLanceNamespace):
         if mode == "Overwrite":
             with contextlib.suppress(errors.TableNotFoundError):
                 await self._deregister(catalog, schema, name, what)
-        await self._create_table(catalog, schema, name, location, properties, columns, what)
+        await self._create_catalog_entry(catalog, schema, name, location, properties, columns, what)
         return RegisterTableResponse.from_dict({"location": location, "properties": properties})
 
     async def _describe_table(self, request: DescribeTableRequest) -> DescribeTableResponse:

@@ -14,8 +14,15 @@ tree is only trustworthy if anyone can reproduce it byte for byte. So this scrip
 * generates into a temporary directory and only then swaps the result into
   ``generated/lance_namespace_rest_client``, so stale files disappear and a failed
   run leaves the old tree untouched (``generated/README.md`` lives outside the
-  package directory and is never touched); the only addition to the generator's
-  output is a ``py.typed`` marker, since the package ships in our wheel;
+  package directory and is never touched); the additions to the generator's
+  output are a ``py.typed`` marker (the package ships in our wheel) and
+  ``operations.json`` (below);
+* writes ``operations.json`` into the package: the operation table (id, method name,
+  route, parameters, models, body kinds, idempotency) derived from the same spec, which
+  ``lance_namespace_async._operations`` loads, so no list of operations is typed by hand;
+* writes ``lance_namespace_async/_operation_methods.pyi``, the typed signatures of
+  the coroutines ``AsyncLanceNamespace`` and ``SyncLanceNamespace`` install from that
+  table at run time (formatted by the pinned ruff with the project's line length);
 * with ``--check``, regenerates into a temporary directory and compares the whole
   tree (file set and bytes) with the checked-in one, exiting 1 and listing the
   differing files when they differ - suitable for CI.
@@ -29,12 +36,15 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec" / "rest.yaml"
@@ -43,10 +53,14 @@ GENERATED = ROOT / "generated"
 PACKAGE = "lance_namespace_rest_client"
 TARGET = GENERATED / PACKAGE
 
+#: typed signatures of the operations' coroutines (the runtime side installs them)
+STUB = ROOT / "lance_namespace_async" / "_operation_methods.pyi"
 PINS: dict[str, str] = {"openapi-python-client": "0.29.1", "ruff": "0.17.6"}
 # Byproducts of importing or type-checking the package; never part of the output.
 IGNORED_DIRS = frozenset({"__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"})
 PY_TYPED = "# Marker file for PEP 561\n"
+OPERATIONS_FILE = "operations.json"
+ARROW_MEDIA_TYPES = ("application/vnd.apache.arrow.stream", "application/vnd.apache.arrow.file")
 
 
 class CodegenError(Exception):
@@ -128,12 +142,225 @@ def generate(workdir: Path) -> Path:
     # PEP 561 marker: the package ships in the wheel and is fully annotated. The
     # generator only writes it for --meta other than none.
     (out / "py.typed").write_text(PY_TYPED, encoding="utf-8")
+    (out / OPERATIONS_FILE).write_text(operations_json(), encoding="utf-8")
     # Paths of this run must not leak into the output, or it would not be reproducible.
     marker = str(workdir).encode()
     leaks = sorted(name for name, data in read_tree(out).items() if marker in data)
     if leaks:
         raise CodegenError(f"generated files mention the temporary directory: {', '.join(leaks)}")
     return out
+
+
+def snake_case(name: str) -> str:
+    """``ListTableVersions`` -> ``list_table_versions`` (the generator's module names too)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _ref_name(schema: dict[str, Any]) -> str | None:
+    ref = schema.get("$ref")
+    return ref.rsplit("/", 1)[1] if isinstance(ref, str) else None
+
+
+def _json_type(schema: dict[str, Any], schemas: dict[str, Any]) -> str:
+    """The JSON type of a parameter or bare body: string, integer, boolean, object."""
+    name = _ref_name(schema)
+    if name is not None:
+        return _json_type(schemas[name], schemas)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next(k for k in kind if k != "null")
+    if kind is None:
+        raise CodegenError(f"no type in {schema}")
+    return str(kind)
+
+
+def _field_of_type(model: dict[str, Any], kind: str, schemas: dict[str, Any]) -> str:
+    """The one property of ``model`` (context/identity aside) whose JSON type is ``kind``."""
+    found = [
+        name
+        for name, prop in model.get("properties", {}).items()
+        if name not in ("context", "identity") and _json_type(prop, schemas) == kind
+    ]
+    if len(found) != 1:
+        raise CodegenError(f"cannot tell which field of {model} travels as the bare {kind}")
+    return found[0]
+
+
+def operations_table(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """One entry per operation of the spec, in the spec's order.
+
+    Request model: the JSON body's schema, else ``<OperationId>Request``; response
+    model: the success answer's schema, else ``<OperationId>Response``. A bare
+    answer (an integer, a string, a map) names the model field it fills, and so
+    does a bare map body.
+    """
+    components = spec["components"]
+    schemas: dict[str, Any] = components["schemas"]
+    parameters: dict[str, Any] = components["parameters"]
+    responses: dict[str, Any] = components["responses"]
+    table: list[dict[str, Any]] = []
+    for path, item in spec["paths"].items():
+        for http_method, op in item.items():
+            if http_method == "parameters":
+                continue
+            operation_id = op["operationId"]
+            params = []
+            for param in [*item.get("parameters", []), *op.get("parameters", [])]:
+                ref = _ref_name(param)
+                param = parameters[ref] if ref is not None else param
+                params.append(param)
+            entry: dict[str, Any] = {
+                "operation_id": operation_id,
+                "method": snake_case(operation_id),
+                "http_method": http_method.upper(),
+                "path": path,
+                "api_module": f"{snake_case(op['tags'][0])}.{snake_case(operation_id)}",
+                "idempotent": bool(op["x-idempotent"]),
+                "path_params": [p["name"] for p in params if p["in"] == "path"],
+                "query_params": [
+                    [p["name"], _json_type(p["schema"], schemas), bool(p.get("required", False))]
+                    for p in params
+                    if p["in"] == "query"
+                ],
+            }
+            request_model = f"{operation_id}Request"
+            body = op.get("requestBody")
+            entry["request_body"], entry["request_field"] = "none", None
+            if body is not None:
+                ((media_type, media),) = body["content"].items()
+                if media_type in ARROW_MEDIA_TYPES:
+                    entry["request_body"] = "arrow"
+                elif _ref_name(media["schema"]) is not None:
+                    entry["request_body"] = "json"
+                    request_model = str(_ref_name(media["schema"]))
+                else:
+                    entry["request_body"] = _json_type(media["schema"], schemas)
+            entry["request_model"] = request_model
+            codes = [code for code in op["responses"] if code in ("200", "201", "202")]
+            if len(codes) != 1:
+                raise CodegenError(f"{operation_id}: expected one success response, got {codes}")
+            answer = op["responses"][codes[0]]
+            answer = responses[_ref_name(answer)] if _ref_name(answer) is not None else answer
+            response_model = f"{operation_id}Response"
+            kind, field = "empty", None
+            if "content" in answer:
+                ((media_type, media),) = answer["content"].items()
+                if media_type in ARROW_MEDIA_TYPES:
+                    kind = "arrow"
+                elif _ref_name(media["schema"]) is not None:
+                    kind = "json"
+                    response_model = str(_ref_name(media["schema"]))
+                else:
+                    kind = _json_type(media["schema"], schemas)
+            for name in (request_model, response_model):
+                if name not in schemas:
+                    raise CodegenError(f"{operation_id}: no schema {name}")
+            if kind not in ("json", "empty", "arrow"):
+                field = _field_of_type(schemas[response_model], kind, schemas)
+            if entry["request_body"] not in ("json", "none", "arrow"):
+                entry["request_field"] = _field_of_type(
+                    schemas[request_model], entry["request_body"], schemas
+                )
+            entry.update(
+                request_model=request_model,
+                response_model=response_model,
+                response_body=kind,
+                response_field=field,
+                success_status=int(codes[0]),
+            )
+            table.append(entry)
+    return table
+
+
+def operations_json() -> str:
+    """The operation table as the package's ``operations.json`` (stable text)."""
+    import yaml
+
+    spec = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
+    return json.dumps(operations_table(spec), indent=1) + "\n"
+
+
+def operations_stub(table: list[dict[str, Any]]) -> str:
+    """The typed stub of ``lance_namespace_async._operation_methods`` (unformatted).
+
+    Type checkers see one coroutine per operation on ``AsyncLanceNamespace`` (and
+    one blocking method on ``SyncLanceNamespace``) with the models of the spec.
+    """
+    names = sorted(
+        {e["request_model"] for e in table}
+        | {e["response_model"] for e in table if e["response_body"] != "arrow"}
+    )
+    lines = [
+        f"# Generated by scripts/codegen.py from {SPEC.relative_to(ROOT).as_posix()}; do not edit.",
+        '"""Typed signatures of the operations (installed at run time from the table)."""',
+        "",
+        "from collections.abc import Mapping",
+        "from typing import Any, Protocol",
+        "",
+        "from ._arrow_data import ArrowData",
+        "from ._timeout import TimeoutTypes",
+        "from .models import (",
+        *[f"    {name}," for name in names],
+        ")",
+        "",
+        "class OperationMethods:",
+    ]
+    for entry in table:
+        method, request, response = entry["method"], entry["request_model"], entry["response_model"]
+        data = ", data: Any = None" if entry["request_body"] == "arrow" else ""
+        answer = "Any" if entry["response_body"] == "arrow" else response
+        lines.append(
+            f"    async def {method}(self, request: {request} | None = None{data}, *, "
+            f"timeout: TimeoutTypes = ...) -> {answer}: ..."
+        )
+    for entry in table:
+        method, request, response = entry["method"], entry["request_model"], entry["response_model"]
+        data = ", data: ArrowData" if entry["request_body"] == "arrow" else ""
+        answer = "bytes" if entry["response_body"] == "arrow" else response
+        lines.append(f"    async def _{method}(self, request: {request}{data}) -> {answer}: ...")
+    lines += ["", "class DictRequestOperations(Protocol):"]
+    for entry in table:
+        method, response = entry["method"], entry["response_model"]
+        data = ", data: Any = None" if entry["request_body"] == "arrow" else ""
+        answer = "Any" if entry["response_body"] == "arrow" else response
+        lines.append(
+            f"    async def {method}(self, request: Mapping[str, Any]{data}, *, "
+            f"timeout: TimeoutTypes = ...) -> {answer}: ..."
+        )
+    lines += ["", "class SyncOperationMethods:"]
+    for entry in table:
+        method, response = entry["method"], entry["response_model"]
+        data = ", data: Any = None" if entry["request_body"] == "arrow" else ""
+        answer = "Any" if entry["response_body"] in ("arrow", "string") else response
+        lines.append(
+            f"    def {method}(self, request: Any = None{data}, *, "
+            f"timeout: TimeoutTypes = ...) -> {answer}: ..."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def format_stub(text: str, workdir: Path) -> str:
+    """``text`` as ruff (the project's settings) formats a .pyi file."""
+    stub = workdir / "stub.pyi"
+    stub.write_text(text, encoding="utf-8")
+    ruff = str(bin_dir() / "ruff")
+    settings = ["--isolated", "--no-cache", "--line-length", "100", "--target-version", "py311"]
+    for command in (["check", "--select", "I", "--fix", "--quiet"], ["format", "--quiet"]):
+        result = subprocess.run(
+            [ruff, *command, *settings, str(stub)], capture_output=True, text=True, check=False
+        )
+        if result.returncode != 0:
+            raise CodegenError(
+                f"ruff {command[0]} failed on the stub:\n{result.stdout}{result.stderr}"
+            )
+    return stub.read_text(encoding="utf-8")
+
+
+def stub_text(workdir: Path) -> str:
+    import yaml
+
+    spec = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
+    return format_stub(operations_stub(operations_table(spec)), workdir)
 
 
 def read_tree(root: Path) -> dict[str, bytes]:
@@ -166,7 +393,10 @@ def check() -> int:
     """Regenerate into a temporary directory and compare with the checked-in tree."""
     with tempfile.TemporaryDirectory(prefix="lance-codegen-") as tmp:
         expected = read_tree(generate(Path(tmp)))
+        stub = stub_text(Path(tmp))
     differences = diff_trees(expected, read_tree(TARGET))
+    if not STUB.is_file() or STUB.read_text(encoding="utf-8") != stub:
+        differences.append(f"modified: {STUB.relative_to(ROOT)}")
     rel_target = TARGET.relative_to(ROOT)
     if differences:
         print(f"{rel_target} is out of date with {SPEC.relative_to(ROOT)}; run scripts/codegen.py:")
@@ -183,6 +413,10 @@ def write() -> int:
     # A sibling temporary directory keeps the final renames on one file system.
     with tempfile.TemporaryDirectory(prefix=".codegen-", dir=GENERATED) as tmp:
         fresh = generate(Path(tmp))
+        stub = stub_text(Path(tmp))
+        if not STUB.is_file() or STUB.read_text(encoding="utf-8") != stub:
+            STUB.write_text(stub, encoding="utf-8")
+            print(f"regenerated {STUB.relative_to(ROOT)}")
         rel_target = TARGET.relative_to(ROOT)
         if read_tree(fresh) == read_tree(TARGET):
             print(f"{rel_target} already up to date")

@@ -1,6 +1,6 @@
 """Property-based fuzzing of the REST adapter against spec/rest.yaml (schemathesis).
 
-Schemathesis reads spec/rest.yaml and generates requests for all 16 operations:
+Schemathesis reads spec/rest.yaml and generates requests for all its operations:
 valid ones (positive mode: every value fits the schema) and invalid ones
 (negative mode: one or more values break it), from its coverage phase
 (deterministic boundary cases) and its fuzzing phase (Hypothesis). Every answer
@@ -170,6 +170,11 @@ def fuzz_config(root: Path, *, max_examples: int) -> Any:
 FUZZ_ROOT = Path(tempfile.gettempdir()) / f"lna-fuzz-{os.getpid()}"
 CATALOG = FUZZ_ROOT / "catalog"
 
+# Arrow IPC bodies (CreateTable, InsertIntoTable, MergeInsertIntoTable) are binary; the
+# generated value (bytes, or a string for format: binary) is sent as it is, so the adapter
+# meets arbitrary bytes under the Arrow media type and must answer 13, never a 500.
+schemathesis.serializer.alias("application/vnd.apache.arrow.stream", "application/octet-stream")
+
 #: the schema of the in-process pass: its ``app`` is switched per operation
 asgi_schema = schemathesis.openapi.from_path(
     SPEC_PATH, config=fuzz_config(CATALOG, max_examples=40)
@@ -215,7 +220,7 @@ class Tally:
 
 
 TALLY = Tally()
-#: the issue's bar for a full run (both passes, all 16 operations)
+#: the issue's bar for a full run (both passes, every operation)
 MIN_CASES = 1_000
 
 
@@ -322,6 +327,11 @@ def run_case(case: Any, response: Any, **transport: Any) -> None:
         # harmless"): such a request is answered like one with {} and is not
         # counted as invalid data accepted. Every other check still runs on it.
         excluded.append(schemathesis.checks.negative_data_rejection)
+    if response.status_code in (406, 413) and response.json().get("code") in (0, 13):
+        # an operation the backend (dir) does not implement (406, code 0) or a body
+        # above the adapter's limit (413, code 13): answers the spec declares for
+        # valid data too, which are not "valid data rejected"
+        excluded.append(schemathesis.checks.positive_data_acceptance)
     try:
         case.validate_response(
             response,

@@ -119,14 +119,24 @@ class SpecValidator:
             )
         operation, ref = found
         self.seen.add((operation["operationId"], response.status_code))
-        answer = self._pointer(ref) if ref else {}
+        if ref is None:  # declared inline (UpdateTableSchemaMetadata's map)
+            path = next(t for p, t in self.templates if p.match(request.url.raw_path.decode()))
+            escaped_path = path.replace("~", "~0").replace("/", "~1")
+            ref = (
+                f"#/paths/{escaped_path}/{request.method.lower()}/responses/{response.status_code}"
+            )
+        answer = self._pointer(ref)
         content = answer.get("content")
         if not content:
             assert response.content == b"", f"{operation['operationId']} declares no body"
             return
         media_type = response.headers.get("content-type", "").split(";")[0].strip()
         assert media_type in content, f"content type {media_type!r} not declared"
-        assert ref is not None  # every response with content is a components reference
+        if media_type.startswith("application/vnd.apache.arrow."):
+            schema = content[media_type]["schema"]
+            assert (schema["type"], schema["format"]) == ("string", "binary")
+            pa.ipc.open_file(pa.BufferReader(response.content)).read_all()  # a whole IPC file
+            return
         escaped = media_type.replace("~", "~0").replace("/", "~1")
         self.validate_schema(response.json(), f"{ref}/content/{escaped}/schema")
 
@@ -257,18 +267,22 @@ def test_routes_are_exactly_the_spec_operations(spec: SpecValidator) -> None:
         if method in ("get", "post", "put", "delete")
     }
     assert served_ops == spec_ops
-    assert len(ROUTES) == 16
+    assert len(ROUTES) == 54
     for route in ROUTES:
         item = spec.spec["paths"][route.path]
         operation = item[route.http_method.lower()]
         params = [
-            spec._pointer(p["$ref"])["name"]
+            spec._pointer(p["$ref"]) if "$ref" in p else p
             for p in [*item.get("parameters", []), *operation.get("parameters", [])]
         ]
-        query = {n for n in params if n not in ("id", "delimiter")}
+        query = {p["name"] for p in params if p["in"] == "query" and p["name"] != "delimiter"}
         assert set(route.query) == query, route.operation_id
         assert route.body == ("requestBody" in operation), route.operation_id
-        assert route.method in DirectoryNamespace.list_operations(), route.operation_id
+    # the dir backend serves every route but what pylance 14.0.2's DirectoryNamespace lacks
+    missing = {r.operation_id for r in ROUTES} - {
+        r.operation_id for r in ROUTES if r.method in DirectoryNamespace.list_operations()
+    }
+    assert missing == {"BatchCreateTableVersions", "BatchCommitTables"}
 
 
 # -- every operation over HTTP ----------------------------------------------------------
@@ -352,7 +366,13 @@ def test_every_operation_over_http(api: httpx.Client, spec: SpecValidator, root:
     ok(api.post("/v1/namespace/sales/drop", json={}))
     assert ok(api.get("/v1/namespace/$/list"))["namespaces"] == []
 
-    operations = {r.operation_id for r in ROUTES}
+    # the catalog operations; the data operations have their own walk (test_table_data.py)
+    operations = {
+        "CreateNamespace", "ListNamespaces", "DescribeNamespace", "DropNamespace",
+        "NamespaceExists", "ListTables", "ListAllTables", "RegisterTable", "DescribeTable",
+        "TableExists", "DropTable", "DeregisterTable", "RestoreTable", "RenameTable",
+        "ListTableVersions", "DeclareTable",
+    }  # fmt: skip
     assert {op for op, status in spec.seen if status == 200} == operations
 
 
@@ -1024,3 +1044,157 @@ def test_serve_builds_the_backend_from_an_impl_name(root: Path) -> None:
     finally:
         process.terminate()
         process.communicate(timeout=20)
+
+
+# -- the data operations over HTTP (issue 16) ---------------------------------------------------
+
+ARROW_STREAM = {"Content-Type": "application/vnd.apache.arrow.stream"}
+
+
+def _ipc_stream(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def _items(count: int, start: int = 0) -> pa.Table:
+    ids = range(start, start + count)
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "vec": pa.array([[float(i), 0.0] for i in ids], pa.list_(pa.float32(), 2)),
+        }
+    )
+
+
+def test_every_operation_answers_as_the_spec_declares_including_arrow_bodies(
+    api: httpx.Client, spec: SpecValidator
+) -> None:
+    ok(api.post("/v1/namespace/d/create", json={}))
+    created = ok(
+        api.post("/v1/table/d$t/create", content=_ipc_stream(_items(4)), headers=ARROW_STREAM)
+    )
+    location = created["location"]
+    table = "/v1/table/d$t"
+    inserted = ok(
+        api.post(
+            f"{table}/insert",
+            params={"mode": "append"},
+            content=_ipc_stream(_items(2, 4)),
+            headers=ARROW_STREAM,
+        )
+    )
+    assert inserted["num_inserted_rows"] == 2
+    merged = api.post(
+        f"{table}/merge_insert",
+        params={
+            "on": "id",
+            "when_matched_update_all": "true",
+            "when_not_matched_insert_all": "true",
+        },
+        content=_ipc_stream(_items(2, 5)),
+        headers=ARROW_STREAM,
+    )
+    ok(merged)
+    assert ok(api.post(f"{table}/count_rows", json={})) == 7
+    queried = api.post(
+        f"{table}/query",
+        json={"k": 3, "vector": {"single_vector": [4.0, 0.0]}, "vector_column": "vec"},
+    )
+    assert queried.status_code == 200
+    nearest = pa.ipc.open_file(pa.BufferReader(queried.content)).read_all()
+    assert nearest.column("id").to_pylist() == [4, 3, 5]
+    ok(api.post(f"{table}/update", json={"predicate": "id = 0", "updates": [["id", "100"]]}))
+    ok(api.post(f"{table}/delete", json={"predicate": "id = 1"}))
+    plan = ok(api.post(f"{table}/explain_plan", json={"query": {"k": 1, "vector": None}}))
+    assert isinstance(plan, str)
+    assert isinstance(ok(api.post(f"{table}/analyze_plan", json={"k": 1, "vector": None})), str)
+    ok(api.post(f"{table}/add_columns", json={"new_columns": [{"name": "x", "expression": "id"}]}))
+    ok(api.post(f"{table}/alter_columns", json={"alterations": [{"path": "x", "rename": "y"}]}))
+    ok(api.post(f"{table}/drop_columns", json={"columns": ["y"]}))
+    assert ok(api.post(f"{table}/schema_metadata/update", json={"k": "v"}))["k"] == "v"
+    stats = ok(api.post(f"{table}/stats", json={}))
+    fragments = lance.dataset(location).get_fragments()
+    assert stats["fragment_stats"]["num_fragments"] == len(fragments)
+    ok(api.post(f"{table}/create_scalar_index", json={"column": "id", "index_type": "BTREE"}))
+    ok(
+        api.post(
+            f"{table}/create_index",
+            json={"column": "vec", "index_type": "IVF_FLAT", "name": "v_idx", "num_partitions": 1},
+        )
+    )
+    indices = ok(api.post(f"{table}/index/list", json={}))["indexes"]
+    assert {index["index_name"] for index in indices} == {"id_idx", "v_idx"}
+    ok(api.post(f"{table}/index/id_idx/stats", json={}))
+    ok(api.post(f"{table}/index/id_idx/drop"))
+    expect_error(api.post(f"{table}/index/id_idx/stats", json={}), 404, 6)
+    ok(api.post(f"{table}/tags/create", json={"tag": "one", "version": 1}))
+    expect_error(api.post(f"{table}/tags/create", json={"tag": "one", "version": 1}), 409, 9)
+    assert ok(api.post(f"{table}/tags/list"))["tags"]["one"]["version"] == 1
+    ok(api.post(f"{table}/tags/update", json={"tag": "one", "version": 2}))
+    assert ok(api.post(f"{table}/tags/version", json={"tag": "one"}))["version"] == 2
+    ok(api.post(f"{table}/tags/delete", json={"tag": "one"}))
+    expect_error(api.post(f"{table}/tags/version", json={"tag": "one"}), 404, 8)
+    ok(api.post(f"{table}/branches/create", json={"name": "dev", "from_version": 1}))
+    assert "dev" in ok(api.post(f"{table}/branches/list"))["branches"]
+    ok(api.post(f"{table}/branches/delete", json={"name": "dev"}))
+    assert ok(api.post(f"{table}/version/describe", json={"version": 1}))["version"]["version"] == 1
+    expect_error(api.post(f"{table}/version/describe", json={"version": 99}), 404, 11)
+    ok(
+        api.post(
+            f"{table}/version/delete", json={"ranges": [{"start_version": 1, "end_version": 1}]}
+        )
+    )
+    expect_error(api.post(f"{table}/count_rows", json={"predicate": "id >>> 1"}), 400, 13)
+    expect_error(
+        api.post(
+            f"{table}/insert", content=_ipc_stream(pa.table({"z": [1]})), headers=ARROW_STREAM
+        ),
+        400,
+        20,
+    )
+    # what neither our dir backend nor pylance's DirectoryNamespace does: 406, code 0
+    expect_error(api.post("/v1/table/batch-commit", json={"operations": []}), 406, 0)
+    updated = ok(
+        api.post(
+            f"{table}/update_field_metadata",
+            json={"updates": [{"path": "id", "metadata": {"unit": "none"}}]},
+        )
+    )
+    assert updated["fields"] == {"id": {"unit": "none"}}
+    assert lance.dataset(location).schema.field("id").metadata == {b"unit": b"none"}
+
+    assert lance.dataset(location).count_rows() == 6  # read back from storage by pylance
+    answered = {operation for operation, status in spec.seen if status in (200, 201, 202)}
+    assert {
+        "CreateTable", "InsertIntoTable", "MergeInsertIntoTable", "CountTableRows", "QueryTable",
+        "UpdateTable", "DeleteFromTable", "ExplainTableQueryPlan", "AnalyzeTableQueryPlan",
+        "AlterTableAddColumns", "AlterTableAlterColumns", "AlterTableDropColumns",
+        "UpdateTableSchemaMetadata", "GetTableStats", "CreateTableScalarIndex", "CreateTableIndex",
+        "ListTableIndices", "DescribeTableIndexStats", "DropTableIndex", "CreateTableTag",
+        "ListTableTags", "UpdateTableTag", "GetTableTagVersion", "DeleteTableTag",
+        "CreateTableBranch", "ListTableBranches", "DeleteTableBranch", "DescribeTableVersion",
+        "BatchDeleteTableVersions", "UpdateFieldMetadata",
+    } <= answered  # fmt: skip
+
+
+def test_pylance_rest_namespace_runs_the_data_operations_against_our_adapter(
+    peer: Any, root: Path
+) -> None:
+    peer.create_namespace(ln.CreateNamespaceRequest(id=["p"]))
+    created = peer.create_table(ln.CreateTableRequest(id=["p", "t"]), _ipc_stream(_items(3)))
+    peer.insert_into_table(ln.InsertIntoTableRequest(id=["p", "t"]), _ipc_stream(_items(2, 3)))
+    assert peer.count_table_rows(ln.CountTableRowsRequest(id=["p", "t"])).count == 5
+    queried = peer.query_table(ln.QueryTableRequest(id=["p", "t"], k=10, vector={}))
+    assert pa.ipc.open_file(pa.BufferReader(queried.data)).read_all().num_rows == 5
+    peer.create_table_tag(ln.CreateTableTagRequest(id=["p", "t"], tag="v1", version=1))
+    tags = peer.list_table_tags(ln.ListTableTagsRequest(id=["p", "t"]))
+    assert tags.tags["v1"].version == 1
+    # pylance 14.0.2's wrapper hands this one's request to Rust as is: it takes a dict
+    version = peer.describe_table_version({"id": ["p", "t"], "version": 2})
+    assert version["version"]["version"] == 2
+
+    stored = lance.dataset(created.location)  # from storage, not through any server
+    assert sorted(stored.to_table().column("id").to_pylist()) == [0, 1, 2, 3, 4]
+    assert stored.tags.list()["v1"]["version"] == 1

@@ -21,33 +21,15 @@ import secrets
 import types
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, cast
+from typing import Any, Protocol, Self, TypeVar, cast
 
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from .. import errors
 from .._base import OPERATIONS, AsyncLanceNamespace
+from .._operation_methods import DictRequestOperations
 from .._registry import connect
-
-if TYPE_CHECKING:
-    from ..models import (
-        CreateNamespaceResponse,
-        DeclareTableResponse,
-        DeregisterTableResponse,
-        DescribeNamespaceResponse,
-        DescribeTableResponse,
-        DropNamespaceResponse,
-        DropTableResponse,
-        ListNamespacesResponse,
-        ListTablesResponse,
-        ListTableVersionsResponse,
-        NamespaceExistsResponse,
-        RegisterTableResponse,
-        RenameTableResponse,
-        RestoreTableResponse,
-        TableExistsResponse,
-    )
 
 #: a request as the kit writes it: the request model's fields as a dict
 Request = Mapping[str, Any]
@@ -71,28 +53,12 @@ _OPERATION_OF_CODE: dict[types.CodeType, str] = {
 _OPERATION_OF_METHOD: dict[str, str] = {op.method: op.operation_id for op in OPERATIONS}
 
 
-class Namespace(Protocol):
+class Namespace(DictRequestOperations, Protocol):
     """The operations as the kit calls them: with plain dict requests, which every
-    :class:`AsyncLanceNamespace` coroutine accepts (see ``coerce_request``)."""
+    :class:`AsyncLanceNamespace` coroutine accepts (see ``coerce_request``); their
+    signatures come from the stub generated from spec/rest.yaml."""
 
     delimiter: str
-
-    async def create_namespace(self, request: Request) -> CreateNamespaceResponse: ...
-    async def list_namespaces(self, request: Request) -> ListNamespacesResponse: ...
-    async def describe_namespace(self, request: Request) -> DescribeNamespaceResponse: ...
-    async def drop_namespace(self, request: Request) -> DropNamespaceResponse: ...
-    async def namespace_exists(self, request: Request) -> NamespaceExistsResponse: ...
-    async def list_tables(self, request: Request) -> ListTablesResponse: ...
-    async def list_all_tables(self, request: Request) -> ListTablesResponse: ...
-    async def register_table(self, request: Request) -> RegisterTableResponse: ...
-    async def describe_table(self, request: Request) -> DescribeTableResponse: ...
-    async def table_exists(self, request: Request) -> TableExistsResponse: ...
-    async def drop_table(self, request: Request) -> DropTableResponse: ...
-    async def deregister_table(self, request: Request) -> DeregisterTableResponse: ...
-    async def restore_table(self, request: Request) -> RestoreTableResponse: ...
-    async def rename_table(self, request: Request) -> RenameTableResponse: ...
-    async def list_table_versions(self, request: Request) -> ListTableVersionsResponse: ...
-    async def declare_table(self, request: Request) -> DeclareTableResponse: ...
 
 
 @dataclass(frozen=True)

@@ -916,3 +916,7 @@ async def identifiers_with_unicode_and_spaces(kit: Kit, name: str) -> None:
     await kit.ns.drop_table({"id": table})
     await kit.ns.drop_namespace({"id": namespace})
     await _gone(kit, namespace)
+
+
+# the data operations' scenarios register themselves on import, after the catalog's
+from . import data_scenarios  # noqa: E402, F401

@@ -1,0 +1,218 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.context import Context
+    from ..models.create_table_response_properties import CreateTableResponseProperties
+    from ..models.create_table_response_storage_options import CreateTableResponseStorageOptions
+
+
+T = TypeVar("T", bound="CreateTableResponse")
+
+
+@_attrs_define
+class CreateTableResponse:
+    """Answer of CreateTable.
+
+    Attributes:
+        context (Context | None | Unset):
+        transaction_id (None | str | Unset):
+        location (None | str | Unset):
+        version (int | None | Unset):
+        storage_options (CreateTableResponseStorageOptions | None | Unset):
+        properties (CreateTableResponseProperties | None | Unset):
+    """
+
+    context: Context | None | Unset = UNSET
+    transaction_id: None | str | Unset = UNSET
+    location: None | str | Unset = UNSET
+    version: int | None | Unset = UNSET
+    storage_options: CreateTableResponseStorageOptions | None | Unset = UNSET
+    properties: CreateTableResponseProperties | None | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.context import Context
+        from ..models.create_table_response_properties import CreateTableResponseProperties
+        from ..models.create_table_response_storage_options import CreateTableResponseStorageOptions
+
+        context: dict[str, Any] | None | Unset
+        if isinstance(self.context, Unset):
+            context = UNSET
+        elif isinstance(self.context, Context):
+            context = self.context.to_dict()
+        else:
+            context = self.context
+
+        transaction_id: None | str | Unset
+        if isinstance(self.transaction_id, Unset):
+            transaction_id = UNSET
+        else:
+            transaction_id = self.transaction_id
+
+        location: None | str | Unset
+        if isinstance(self.location, Unset):
+            location = UNSET
+        else:
+            location = self.location
+
+        version: int | None | Unset
+        if isinstance(self.version, Unset):
+            version = UNSET
+        else:
+            version = self.version
+
+        storage_options: dict[str, Any] | None | Unset
+        if isinstance(self.storage_options, Unset):
+            storage_options = UNSET
+        elif isinstance(self.storage_options, CreateTableResponseStorageOptions):
+            storage_options = self.storage_options.to_dict()
+        else:
+            storage_options = self.storage_options
+
+        properties: dict[str, Any] | None | Unset
+        if isinstance(self.properties, Unset):
+            properties = UNSET
+        elif isinstance(self.properties, CreateTableResponseProperties):
+            properties = self.properties.to_dict()
+        else:
+            properties = self.properties
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({})
+        if context is not UNSET:
+            field_dict["context"] = context
+        if transaction_id is not UNSET:
+            field_dict["transaction_id"] = transaction_id
+        if location is not UNSET:
+            field_dict["location"] = location
+        if version is not UNSET:
+            field_dict["version"] = version
+        if storage_options is not UNSET:
+            field_dict["storage_options"] = storage_options
+        if properties is not UNSET:
+            field_dict["properties"] = properties
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.context import Context
+        from ..models.create_table_response_properties import CreateTableResponseProperties
+        from ..models.create_table_response_storage_options import CreateTableResponseStorageOptions
+
+        d = dict(src_dict)
+
+        def _parse_context(data: object) -> Context | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                context_type_0 = Context.from_dict(data)
+
+                return context_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Context | None | Unset, data)
+
+        context = _parse_context(d.pop("context", UNSET))
+
+        def _parse_transaction_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        transaction_id = _parse_transaction_id(d.pop("transaction_id", UNSET))
+
+        def _parse_location(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        location = _parse_location(d.pop("location", UNSET))
+
+        def _parse_version(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        version = _parse_version(d.pop("version", UNSET))
+
+        def _parse_storage_options(data: object) -> CreateTableResponseStorageOptions | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                storage_options_type_0 = CreateTableResponseStorageOptions.from_dict(data)
+
+                return storage_options_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(CreateTableResponseStorageOptions | None | Unset, data)
+
+        storage_options = _parse_storage_options(d.pop("storage_options", UNSET))
+
+        def _parse_properties(data: object) -> CreateTableResponseProperties | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                properties_type_0 = CreateTableResponseProperties.from_dict(data)
+
+                return properties_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(CreateTableResponseProperties | None | Unset, data)
+
+        properties = _parse_properties(d.pop("properties", UNSET))
+
+        create_table_response = cls(
+            context=context,
+            transaction_id=transaction_id,
+            location=location,
+            version=version,
+            storage_options=storage_options,
+            properties=properties,
+        )
+
+        create_table_response.additional_properties = d
+        return create_table_response
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.context import Context
+    from ..models.table_version import TableVersion
+
+
+T = TypeVar("T", bound="CreateTableVersionResponse")
+
+
+@_attrs_define
+class CreateTableVersionResponse:
+    """Answer of CreateTableVersion.
+
+    Attributes:
+        context (Context | None | Unset):
+        transaction_id (None | str | Unset):
+        version (None | TableVersion | Unset):
+    """
+
+    context: Context | None | Unset = UNSET
+    transaction_id: None | str | Unset = UNSET
+    version: None | TableVersion | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.context import Context
+        from ..models.table_version import TableVersion
+
+        context: dict[str, Any] | None | Unset
+        if isinstance(self.context, Unset):
+            context = UNSET
+        elif isinstance(self.context, Context):
+            context = self.context.to_dict()
+        else:
+            context = self.context
+
+        transaction_id: None | str | Unset
+        if isinstance(self.transaction_id, Unset):
+            transaction_id = UNSET
+        else:
+            transaction_id = self.transaction_id
+
+        version: dict[str, Any] | None | Unset
+        if isinstance(self.version, Unset):
+            version = UNSET
+        elif isinstance(self.version, TableVersion):
+            version = self.version.to_dict()
+        else:
+            version = self.version
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({})
+        if context is not UNSET:
+            field_dict["context"] = context
+        if transaction_id is not UNSET:
+            field_dict["transaction_id"] = transaction_id
+        if version is not UNSET:
+            field_dict["version"] = version
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.context import Context
+        from ..models.table_version import TableVersion
+
+        d = dict(src_dict)
+
+        def _parse_context(data: object) -> Context | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                context_type_0 = Context.from_dict(data)
+
+                return context_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Context | None | Unset, data)
+
+        context = _parse_context(d.pop("context", UNSET))
+
+        def _parse_transaction_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        transaction_id = _parse_transaction_id(d.pop("transaction_id", UNSET))
+
+        def _parse_version(data: object) -> None | TableVersion | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                version_type_0 = TableVersion.from_dict(data)
+
+                return version_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | TableVersion | Unset, data)
+
+        version = _parse_version(d.pop("version", UNSET))
+
+        create_table_version_response = cls(
+            context=context,
+            transaction_id=transaction_id,
+            version=version,
+        )
+
+        create_table_version_response.additional_properties = d
+        return create_table_version_response
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

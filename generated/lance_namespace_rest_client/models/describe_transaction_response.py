@@ -1,0 +1,135 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.context import Context
+    from ..models.describe_transaction_response_properties import DescribeTransactionResponseProperties
+
+
+T = TypeVar("T", bound="DescribeTransactionResponse")
+
+
+@_attrs_define
+class DescribeTransactionResponse:
+    """Answer of DescribeTransaction.
+
+    Attributes:
+        status (str):
+        context (Context | None | Unset):
+        properties (DescribeTransactionResponseProperties | None | Unset):
+    """
+
+    status: str
+    context: Context | None | Unset = UNSET
+    properties: DescribeTransactionResponseProperties | None | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.context import Context
+        from ..models.describe_transaction_response_properties import DescribeTransactionResponseProperties
+
+        status = self.status
+
+        context: dict[str, Any] | None | Unset
+        if isinstance(self.context, Unset):
+            context = UNSET
+        elif isinstance(self.context, Context):
+            context = self.context.to_dict()
+        else:
+            context = self.context
+
+        properties: dict[str, Any] | None | Unset
+        if isinstance(self.properties, Unset):
+            properties = UNSET
+        elif isinstance(self.properties, DescribeTransactionResponseProperties):
+            properties = self.properties.to_dict()
+        else:
+            properties = self.properties
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "status": status,
+            }
+        )
+        if context is not UNSET:
+            field_dict["context"] = context
+        if properties is not UNSET:
+            field_dict["properties"] = properties
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.context import Context
+        from ..models.describe_transaction_response_properties import DescribeTransactionResponseProperties
+
+        d = dict(src_dict)
+        status = d.pop("status")
+
+        def _parse_context(data: object) -> Context | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                context_type_0 = Context.from_dict(data)
+
+                return context_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Context | None | Unset, data)
+
+        context = _parse_context(d.pop("context", UNSET))
+
+        def _parse_properties(data: object) -> DescribeTransactionResponseProperties | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                properties_type_0 = DescribeTransactionResponseProperties.from_dict(data)
+
+                return properties_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(DescribeTransactionResponseProperties | None | Unset, data)
+
+        properties = _parse_properties(d.pop("properties", UNSET))
+
+        describe_transaction_response = cls(
+            status=status,
+            context=context,
+            properties=properties,
+        )
+
+        describe_transaction_response.additional_properties = d
+        return describe_transaction_response
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.context import Context
+
+
+T = TypeVar("T", bound="GetTableTagVersionResponse")
+
+
+@_attrs_define
+class GetTableTagVersionResponse:
+    """Answer of GetTableTagVersion.
+
+    Attributes:
+        version (int):
+        context (Context | None | Unset):
+        branch (None | str | Unset):
+    """
+
+    version: int
+    context: Context | None | Unset = UNSET
+    branch: None | str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.context import Context
+
+        version = self.version
+
+        context: dict[str, Any] | None | Unset
+        if isinstance(self.context, Unset):
+            context = UNSET
+        elif isinstance(self.context, Context):
+            context = self.context.to_dict()
+        else:
+            context = self.context
+
+        branch: None | str | Unset
+        if isinstance(self.branch, Unset):
+            branch = UNSET
+        else:
+            branch = self.branch
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "version": version,
+            }
+        )
+        if context is not UNSET:
+            field_dict["context"] = context
+        if branch is not UNSET:
+            field_dict["branch"] = branch
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.context import Context
+
+        d = dict(src_dict)
+        version = d.pop("version")
+
+        def _parse_context(data: object) -> Context | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                context_type_0 = Context.from_dict(data)
+
+                return context_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Context | None | Unset, data)
+
+        context = _parse_context(d.pop("context", UNSET))
+
+        def _parse_branch(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        branch = _parse_branch(d.pop("branch", UNSET))
+
+        get_table_tag_version_response = cls(
+            version=version,
+            context=context,
+            branch=branch,
+        )
+
+        get_table_tag_version_response.additional_properties = d
+        return get_table_tag_version_response
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,192 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.context import Context
+
+
+T = TypeVar("T", bound="MergeInsertIntoTableResponse")
+
+
+@_attrs_define
+class MergeInsertIntoTableResponse:
+    """Answer of MergeInsertIntoTable.
+
+    Attributes:
+        context (Context | None | Unset):
+        transaction_id (None | str | Unset):
+        num_updated_rows (int | None | Unset):
+        num_inserted_rows (int | None | Unset):
+        num_deleted_rows (int | None | Unset):
+        version (int | None | Unset):
+    """
+
+    context: Context | None | Unset = UNSET
+    transaction_id: None | str | Unset = UNSET
+    num_updated_rows: int | None | Unset = UNSET
+    num_inserted_rows: int | None | Unset = UNSET
+    num_deleted_rows: int | None | Unset = UNSET
+    version: int | None | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.context import Context
+
+        context: dict[str, Any] | None | Unset
+        if isinstance(self.context, Unset):
+            context = UNSET
+        elif isinstance(self.context, Context):
+            context = self.context.to_dict()
+        else:
+            context = self.context
+
+        transaction_id: None | str | Unset
+        if isinstance(self.transaction_id, Unset):
+            transaction_id = UNSET
+        else:
+            transaction_id = self.transaction_id
+
+        num_updated_rows: int | None | Unset
+        if isinstance(self.num_updated_rows, Unset):
+            num_updated_rows = UNSET
+        else:
+            num_updated_rows = self.num_updated_rows
+
+        num_inserted_rows: int | None | Unset
+        if isinstance(self.num_inserted_rows, Unset):
+            num_inserted_rows = UNSET
+        else:
+            num_inserted_rows = self.num_inserted_rows
+
+        num_deleted_rows: int | None | Unset
+        if isinstance(self.num_deleted_rows, Unset):
+            num_deleted_rows = UNSET
+        else:
+            num_deleted_rows = self.num_deleted_rows
+
+        version: int | None | Unset
+        if isinstance(self.version, Unset):
+            version = UNSET
+        else:
+            version = self.version
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({})
+        if context is not UNSET:
+            field_dict["context"] = context
+        if transaction_id is not UNSET:
+            field_dict["transaction_id"] = transaction_id
+        if num_updated_rows is not UNSET:
+            field_dict["num_updated_rows"] = num_updated_rows
+        if num_inserted_rows is not UNSET:
+            field_dict["num_inserted_rows"] = num_inserted_rows
+        if num_deleted_rows is not UNSET:
+            field_dict["num_deleted_rows"] = num_deleted_rows
+        if version is not UNSET:
+            field_dict["version"] = version
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.context import Context
+
+        d = dict(src_dict)
+
+        def _parse_context(data: object) -> Context | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                context_type_0 = Context.from_dict(data)
+
+                return context_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Context | None | Unset, data)
+
+        context = _parse_context(d.pop("context", UNSET))
+
+        def _parse_transaction_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        transaction_id = _parse_transaction_id(d.pop("transaction_id", UNSET))
+
+        def _parse_num_updated_rows(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        num_updated_rows = _parse_num_updated_rows(d.pop("num_updated_rows", UNSET))
+
+        def _parse_num_inserted_rows(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        num_inserted_rows = _parse_num_inserted_rows(d.pop("num_inserted_rows", UNSET))
+
+        def _parse_num_deleted_rows(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        num_deleted_rows = _parse_num_deleted_rows(d.pop("num_deleted_rows", UNSET))
+
+        def _parse_version(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        version = _parse_version(d.pop("version", UNSET))
+
+        merge_insert_into_table_response = cls(
+            context=context,
+            transaction_id=transaction_id,
+            num_updated_rows=num_updated_rows,
+            num_inserted_rows=num_inserted_rows,
+            num_deleted_rows=num_deleted_rows,
+            version=version,
+        )
+
+        merge_insert_into_table_response.additional_properties = d
+        return merge_insert_into_table_response
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,166 @@
+"""The directory backend's data, index, tag, branch, version and schema operations.
+
+The catalog operations of :class:`~.directory.DirectoryNamespace` are written out
+in directory.py, where our semantics go beyond pylance's. Every other operation
+of the operation table that pylance's Rust ``DirectoryNamespace`` implements is
+handed to it here, request and Arrow body as pylance takes them (a JSON-shaped
+dict, IPC stream bytes), so the table on disk is exactly the one pylance writes
+(UpdateFieldMetadata, which it lacks, is done on the dataset here),
+and its answer is turned into our response model (bare answers: the row count,
+the plan text, the IPC file, wrapped as the operation table says). The table id
+is checked first, and a TableNotFound whose parent namespace is missing becomes
+NamespaceNotFound, like the catalog operations.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._operations import OPERATIONS, Operation
+
+if TYPE_CHECKING:
+    from ._arrow_data import ArrowData
+    from .directory import DirectoryNamespace
+
+__all__ = ["install_pylance_operations"]
+
+
+async def _call_pylance(
+    namespace: DirectoryNamespace, operation: Operation, request: Any, data: ArrowData | None
+) -> Any:
+    from . import errors
+    from ._base import json_data
+
+    body: dict[str, Any] = json_data(request)
+    table = None
+    if "id" in operation.path_params and operation.path.startswith("/v1/table/"):
+        table = namespace._table_id(body.get("id"))
+        body["id"] = list(table)
+    query = body.get("query") if operation.operation_id == "ExplainTableQueryPlan" else body
+    if (
+        operation.operation_id in _QUERIES
+        and isinstance(query, dict)
+        and query.get("vector") is None
+    ):
+        query["vector"] = {}  # pylance wants the object even for a plain scan
+    inner = await namespace._rust()
+    function = getattr(inner, operation.method, None)
+    if function is None:
+        raise namespace._unsupported(operation.operation_id)
+    arguments: tuple[Any, ...] = (body,) if data is None else (body, data.to_bytes())
+    try:
+        result = await namespace._run(function, *arguments)
+    except errors.TableNotFoundError:
+        if table is not None:
+            await namespace._require_namespace(table[:-1])
+        raise
+    return _answer(operation, result)
+
+
+_QUERIES = frozenset({"QueryTable", "AnalyzeTableQueryPlan", "ExplainTableQueryPlan"})
+
+
+def _answer(operation: Operation, result: Any) -> Any:
+    kind = operation.response_body
+    if kind == "arrow":
+        return bytes(result)
+    model = operation.response_class()
+    if kind in ("integer", "string"):
+        return model.from_dict({operation.response_field: result})
+    return model.from_dict({k: v for k, v in dict(result or {}).items() if v is not None})
+
+
+async def _update_field_metadata(namespace: DirectoryNamespace, request: Any) -> Any:
+    """UpdateFieldMetadata, which pylance's DirectoryNamespace lacks: on the dataset.
+
+    Entries with ``replace`` replace a field's metadata, the others merge into it
+    (a null value removes the key); the answer holds the new version and the
+    metadata of each updated top-level field.
+    """
+    from . import errors
+    from ._base import json_data
+    from .models import UpdateFieldMetadataResponse
+
+    body: dict[str, Any] = json_data(request)
+    table = namespace._table_id(body.get("id"))
+    if body.get("branch"):
+        raise errors.UnsupportedOperationError("UpdateFieldMetadata on a branch")
+    location = await namespace._describe_location(table)
+    dataset = await namespace.tables.require(location)
+    merged: dict[str, dict[str, str | None]] = {}
+    replaced: dict[str, dict[str, str | None]] = {}
+    for entry in body.get("updates") or []:
+        target = replaced if entry.get("replace") else merged
+        target.setdefault(entry["path"], {}).update(entry.get("metadata") or {})
+
+    def update() -> dict[str, Any]:
+        names = set(dataset.schema.names)
+        for path in [*merged, *replaced]:
+            if path.split(".", 1)[0] not in names:
+                raise errors.TableColumnNotFoundError(f"column {path!r} not found")
+        if merged:
+            dataset.update_field_metadata(merged)
+        if replaced:
+            dataset.update_field_metadata(replaced, replace=True)
+        fields = {
+            path: {
+                k.decode(): v.decode()
+                for k, v in (dataset.schema.field(path).metadata or {}).items()
+            }
+            for path in [*merged, *replaced]
+            if path in names
+        }
+        return {"version": dataset.version, "fields": fields}
+
+    return UpdateFieldMetadataResponse.from_dict(await namespace._run(update))
+
+
+#: what this module implements itself, beyond pylance's DirectoryNamespace
+_OWN = {"update_field_metadata": _update_field_metadata}
+
+
+def _pylance_runs(method: str) -> bool:
+    from lance.lance import PyDirectoryNamespace  # type: ignore[attr-defined]
+
+    return hasattr(PyDirectoryNamespace, method)
+
+
+def install_pylance_operations(cls: type[DirectoryNamespace]) -> None:
+    """A ``_<operation>`` on ``cls`` for each operation it lacks, handed to pylance.
+
+    Whether pylance runs an operation is asked only when it is called (or listed),
+    so importing the backend does not import pylance.
+    """
+    handed: set[str] = set()
+    for operation in OPERATIONS:
+        name = f"_{operation.method}"
+        if name in vars(cls):
+            continue
+        own = _OWN.get(operation.method)
+        if own is not None:
+            setattr(cls, name, own)
+            continue
+        handed.add(operation.method)
+        if operation.takes_data:
+
+            async def call_with_data(
+                self: DirectoryNamespace, request: Any, data: ArrowData, _op: Operation = operation
+            ) -> Any:
+                return await _call_pylance(self, _op, request, data)
+
+            setattr(cls, name, call_with_data)
+        else:
+
+            async def call(
+                self: DirectoryNamespace, request: Any, _op: Operation = operation
+            ) -> Any:
+                return await _call_pylance(self, _op, request, None)
+
+            setattr(cls, name, call)
+    listed = cls.list_operations
+
+    def list_operations(klass: type[DirectoryNamespace]) -> list[str]:
+        """The operations implemented here or by pylance's DirectoryNamespace."""
+        return [m for m in listed() if m not in handed or _pylance_runs(m)]
+
+    cls.list_operations = classmethod(list_operations)  # type: ignore[method-assign,assignment]
