@@ -88,8 +88,9 @@ def coerce_request(request: object, model_name: str) -> Any:
 
 
 def request_fields(model: type) -> frozenset[str]:
-    """The JSON fields a generated request model declares."""
-    return frozenset(attrs.fields_dict(model)) - {"additional_properties"}
+    """The fields a generated request model declares: JSON names and Python names."""
+    names = frozenset(attrs.fields_dict(model)) - {"additional_properties"}
+    return names | frozenset(_json_names(model).values())
 
 
 def _check_known_keys(model: type, body: Mapping[str, Any], model_name: str) -> None:

@@ -304,6 +304,15 @@ def _declared_fields(method: str) -> frozenset[str]:
     )
 
 
+@functools.cache
+def _body_fields(method: str) -> frozenset[str]:
+    """Every body field the operation's request schema declares (nullable ones too)."""
+    from . import models
+    from ._base import OPERATIONS_BY_METHOD, request_fields
+
+    return request_fields(getattr(models, OPERATIONS_BY_METHOD[method].request_model))
+
+
 def _refuse_nulls(body: dict[str, Any], method: str) -> None:
     """Refuse null in a declared field the request schema does not make nullable.
 
@@ -540,7 +549,7 @@ class _Adapter:
             _refuse_nulls(body, route.method)
             # fields the spec does not declare are ignored, so newer clients keep working
             # (the backends refuse undeclared keys of a dict as typos)
-            declared = _declared_fields(route.method)
+            declared = _body_fields(route.method)
             body = {name: value for name, value in body.items() if name in declared}
         encoded = _json_encoded_query(route.method)
         for name in route.query:
