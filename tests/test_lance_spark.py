@@ -42,6 +42,7 @@ import os
 import socket
 import sys
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -301,13 +302,17 @@ def pyspark_session() -> Iterator[Any]:
 
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    session = (
-        SparkSession.builder.master("local[1]")
-        .appName("lance-spark-readback")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .getOrCreate()
-    )
+    with warnings.catch_warnings():
+        # pyspark starts its JVM by fork + exec (with a preexec_fn), which runs lance's
+        # at-fork hook: the child only execs java and never touches lance
+        warnings.filterwarnings("ignore", "lance is not fork-safe", UserWarning)
+        session = (
+            SparkSession.builder.master("local[1]")
+            .appName("lance-spark-readback")
+            .config("spark.ui.enabled", "false")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .getOrCreate()
+        )
     session.sparkContext.setLogLevel("FATAL")
     lna_spark.register(session)
     try:
