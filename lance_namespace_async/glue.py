@@ -49,7 +49,6 @@ import anyio
 import attrs
 
 from . import errors
-from ._base import AsyncLanceNamespace
 from ._config import BackendConfig, parse_bool, parse_non_negative_int, parse_positive_int, prop
 from ._http import flag_ambiguous
 from ._identifiers import Identifier, validate_identifier
@@ -65,6 +64,7 @@ from ._lance_tables import (
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._namespace_guard import NamespaceGuard
 from ._paging import page_of
+from ._storage_ops import StorageTableOperations
 from ._unique_names import refuse_existing_table
 from .errors import MissingDependencyError
 from .models import (
@@ -226,7 +226,7 @@ class _Database:
     path: Identifier  # the namespace identifier, for locations and messages
 
 
-class GlueNamespace(AsyncLanceNamespace):
+class GlueNamespace(StorageTableOperations):
     """``impl="glue"``: Lance tables as EXTERNAL_TABLEs of the AWS Glue Data Catalog."""
 
     impl_name: ClassVar[str] = "glue"
@@ -945,6 +945,10 @@ class GlueNamespace(AsyncLanceNamespace):
                 claims=self._claims(database, name),
             )
         await self._deregister(database, name, what)
+
+    async def _creation_location(self, table: list[str]) -> str:
+        database, name = await self._table_ref({"id": table})
+        return self._default_location(database, name)
 
     def _default_location(self, database: _Database, name: str) -> str:
         return "/".join((self.root, *database.path, name))

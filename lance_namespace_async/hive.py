@@ -40,7 +40,6 @@ import attrs
 
 from . import errors
 from ._arrow_json import spark_type
-from ._base import AsyncLanceNamespace
 from ._config import BackendConfig, parse_non_negative_int, parse_positive_int, prop
 from ._identifiers import Identifier, validate_identifier
 from ._lance_tables import (
@@ -55,6 +54,7 @@ from ._lance_tables import (
 )
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._paging import page_of
+from ._storage_ops import StorageTableOperations
 from ._unique_names import refuse_existing_table
 from .models import (
     CreateNamespaceRequest,
@@ -245,7 +245,7 @@ def _hive_columns(schema: Any) -> list[Any]:
     return columns
 
 
-class HiveNamespace(AsyncLanceNamespace):
+class HiveNamespace(StorageTableOperations):
     """``impl="hive"``: Lance tables as EXTERNAL_TABLEs of a Hive Metastore."""
 
     impl_name: ClassVar[str] = "hive"
@@ -614,6 +614,10 @@ class HiveNamespace(AsyncLanceNamespace):
             idempotent=False,
             not_found=errors.TableNotFoundError,
         )
+
+    async def _creation_location(self, table: list[str]) -> str:
+        database, name = self._table({"id": table})
+        return await self._default_location(database, name, f"CreateTable {database}.{name}")
 
     async def _default_location(self, database: str, name: str, what: str) -> str:
         """``<root>/<database>/<name>``, or without a root ``<database location>/<name>``."""

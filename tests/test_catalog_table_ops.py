@@ -1,0 +1,221 @@
+"""Table operations on the catalog backends, run on storage through pylance.
+
+Servers: the Iceberg REST look-alike (tests/iceberg_rest_server.py, pyiceberg's
+SqlCatalog on sqlite), the Unity Catalog look-alike (tests/unity_server.py, or the
+real server of LANCE_NS_UNITY_URI), moto's Glue server (tests/glue_fixtures.py) and
+a real Hive Metastore 4 (conftest ``hive_metastores``); every one on 127.0.0.1,
+started and stopped by the fixtures of test_kit.py's ``running``. Tables are real
+Lance tables in a temporary storage root, checked with pylance.
+
+Each backend runs the same life of a table: CreateTable with rows, insert, count,
+query with a filter and by k-nearest neighbours, tags, versions and restore, an
+index, added and dropped columns, drop; then bad input (an unknown column in a
+filter, rows of another schema, a location without a Lance table), each answered
+with its typed error and nothing changed in the catalog or on storage.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import lance
+import pyarrow as pa
+import pytest
+from hive_metastore import Metastore
+from test_kit import running
+from unity_server import unity_catalog
+
+import lance_namespace_async as lna
+from lance_namespace_async import errors
+from lance_namespace_async.testing import KitSettings
+
+BACKENDS = ["iceberg-lookalike", "unity", "glue-moto", "hive-4"]
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def settings(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    hive_metastores: Callable[[str], Metastore],
+) -> Iterator[KitSettings]:
+    name = str(request.param)
+    with running(name, tmp_path_factory.mktemp(f"ops-{name}"), hive_metastores) as found:
+        yield found
+
+
+def rows(count: int, start: int = 0) -> pa.Table:
+    ids = range(start, start + count)
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "vec": pa.array([[float(i), 0.0] for i in ids], pa.list_(pa.float32(), 2)),
+        }
+    )
+
+
+def files_under(location: str) -> dict[str, int]:
+    """Every file below ``location`` with its size: storage's state, compared whole."""
+    found: dict[str, int] = {}
+    for folder, _, names in os.walk(location):
+        for name in names:
+            path = os.path.join(folder, name)
+            found[os.path.relpath(path, location)] = os.path.getsize(path)
+    return found
+
+
+async def fresh_namespace(ns: Any, settings: KitSettings, name: str) -> list[str]:
+    namespace = [*settings.root, name]
+    await ns.create_namespace({"id": namespace})
+    return namespace
+
+
+async def test_a_table_lives_its_whole_life_through_the_catalog(
+    settings: KitSettings,
+) -> None:
+    async with lna.connect(settings.impl, settings.properties) as ns:
+        namespace = await fresh_namespace(ns, settings, "life")
+        table = [*namespace, "points"]
+        created = await ns.create_table({"id": table}, rows(8))
+        location = created.location
+        assert created.version == 1
+        assert lance.dataset(location).count_rows() == 8
+        assert (await ns.list_tables({"id": namespace})).tables == ["points"]
+
+        inserted = await ns.insert_into_table({"id": table}, rows(2, 8))
+        assert (inserted.num_inserted_rows, inserted.version) == (2, 2)
+        assert (await ns.count_table_rows({"id": table})).count == 10
+        assert (await ns.count_table_rows({"id": table, "predicate": "id >= 7"})).count == 3
+
+        selected = await ns.query_table(
+            {"id": table, "k": 10, "filter": "id < 3", "columns": {"column_names": ["id"]}}
+        )
+        assert selected.column_names == ["id"]
+        assert sorted(selected.column("id").to_pylist()) == [0, 1, 2]
+        nearest = await ns.query_table(
+            {"id": table, "k": 3, "vector": {"single_vector": [4.2, 0.0]}, "vector_column": "vec"}
+        )
+        assert nearest.column("id").to_pylist() == [4, 5, 3]
+
+        await ns.create_table_tag({"id": table, "tag": "first", "version": 1})
+        assert (await ns.get_table_tag_version({"id": table, "tag": "first"})).version == 1
+        assert list((await ns.list_table_tags({"id": table})).tags.to_dict()) == ["first"]
+        versions = (await ns.list_table_versions({"id": table})).versions
+        assert [v.version for v in versions] == [1, 2]
+        await ns.restore_table({"id": table, "version": 1})
+        assert (await ns.count_table_rows({"id": table})).count == 8
+        assert lance.dataset(location).version == 3  # restore commits version 3
+
+        await ns.create_table_scalar_index(
+            {"id": table, "column": "id", "index_type": "BTREE", "name": "by_id"}
+        )
+        listed = (await ns.list_table_indices({"id": table})).indexes
+        assert [(i.index_name, i.columns) for i in listed] == [("by_id", ["id"])]
+        stats = await ns.describe_table_index_stats({"id": table, "index_name": "by_id"})
+        assert stats.num_indexed_rows == 8
+
+        await ns.alter_table_add_columns(
+            {"id": table, "new_columns": [{"name": "twice", "expression": "id * 2"}]}
+        )
+        assert lance.dataset(location).to_table(columns=["twice"]).column(0).to_pylist()[:3] == [
+            0,
+            2,
+            4,
+        ]
+        await ns.alter_table_drop_columns({"id": table, "columns": ["twice"]})
+        assert lance.dataset(location).schema.names == ["id", "vec"]
+
+        await ns.drop_table({"id": table})
+        assert not os.path.exists(location)
+        assert (await ns.list_tables({"id": namespace})).tables == []
+
+
+async def test_bad_input_is_refused_and_changes_nothing(
+    settings: KitSettings, tmp_path: Path
+) -> None:
+    async with lna.connect(settings.impl, settings.properties) as ns:
+        namespace = await fresh_namespace(ns, settings, "bad")
+        table = [*namespace, "t"]
+        location = (await ns.create_table({"id": table}, rows(3))).location
+        before = files_under(location)
+
+        with pytest.raises(errors.InvalidInputError):
+            await ns.count_table_rows({"id": table, "predicate": "nope > 1"})
+        with pytest.raises(errors.InvalidInputError):
+            await ns.query_table({"id": table, "k": 5, "filter": "nope = 1"})
+        with pytest.raises(errors.InvalidInputError):
+            await ns.delete_from_table({"id": table, "predicate": "nope = 1"})
+        with pytest.raises(errors.TableSchemaValidationError):
+            await ns.insert_into_table({"id": table}, pa.table({"other": [1]}))
+        with pytest.raises(errors.TableTagNotFoundError):
+            await ns.get_table_tag_version({"id": table, "tag": "never"})
+        with pytest.raises(errors.TableVersionNotFoundError):
+            await ns.restore_table({"id": table, "version": 99})
+        with pytest.raises(errors.TableIndexNotFoundError):
+            await ns.describe_table_index_stats({"id": table, "index_name": "never"})
+        assert files_under(location) == before
+
+        # a catalog entry whose location holds no Lance table (replaced behind our back)
+        other = [*namespace, "gone"]
+        place = str(tmp_path / "gone")
+        lance.write_dataset(rows(1), place)
+        await ns.register_table({"id": other, "location": place})
+        shutil.rmtree(place)
+        os.makedirs(place)
+        Path(place, "notes.txt").write_text("not a table")
+        with pytest.raises(errors.InvalidInputError, match="no Lance table"):
+            await ns.insert_into_table({"id": other}, rows(1))
+        with pytest.raises(errors.InvalidInputError, match="no Lance table"):
+            await ns.count_table_rows({"id": other})
+        assert files_under(place) == {"notes.txt": 11}
+        assert sorted((await ns.list_tables({"id": namespace})).tables) == ["gone", "t"]
+
+
+async def test_create_table_modes_and_failures_leave_nothing_behind(
+    settings: KitSettings,
+) -> None:
+    async with lna.connect(settings.impl, settings.properties) as ns:
+        namespace = await fresh_namespace(ns, settings, "modes")
+        table = [*namespace, "t"]
+        location = (await ns.create_table({"id": table}, rows(3))).location
+
+        with pytest.raises(errors.TableAlreadyExistsError):
+            await ns.create_table({"id": table}, rows(9))
+        kept = await ns.create_table({"id": table, "mode": "ExistOk"}, rows(9))
+        assert (kept.location, lance.dataset(location).count_rows()) == (location, 3)
+        replaced = await ns.create_table({"id": table, "mode": "Overwrite"}, rows(5))
+        assert (replaced.location, replaced.version) == (location, 2)
+        assert lance.dataset(location).count_rows() == 5
+
+        # rows pylance refuses to write: nothing in the catalog, nothing on storage
+        bad = pa.table({"a": [1], "b": [2]}).rename_columns(["a", "a"])
+        with pytest.raises(errors.InvalidInputError):
+            await ns.create_table({"id": [*namespace, "broken"]}, bad)
+        assert sorted((await ns.list_tables({"id": namespace})).tables) == ["t"]
+        assert not os.path.exists(os.path.join(os.path.dirname(location), "broken"))
+
+        # a declared table (in the catalog, no data): Create refuses it before writing
+        declared = await ns.declare_table({"id": [*namespace, "reserved"]})
+        with pytest.raises(errors.TableAlreadyExistsError):
+            await ns.create_table({"id": [*namespace, "reserved"]}, rows(2))
+        assert not os.path.exists(os.path.join(declared.location, "_versions"))
+
+        with pytest.raises(errors.NamespaceNotFoundError):
+            await ns.create_table({"id": [*settings.root, "missing", "t"]}, rows(1))
+
+
+async def test_a_catalog_refusing_the_registration_leaves_no_data(tmp_path: Path) -> None:
+    """Unity look-alike: its createTable fails after the rows were written; the rows go."""
+    with unity_catalog() as server:
+        server.add_catalog("main")
+        properties = {"endpoint": server.uri, "root": str(tmp_path), "retry_backoff_ms": "1"}
+        async with lna.connect("unity", properties) as ns:
+            await ns.create_namespace({"id": ["main", "s"]})
+            server.fail_next(409, operations=("createTable",))
+            with pytest.raises(errors.TableAlreadyExistsError):
+                await ns.create_table({"id": ["main", "s", "t"]}, rows(3))
+            assert (await ns.list_tables({"id": ["main", "s"]})).tables == []
+            assert files_under(str(tmp_path)) == {}
