@@ -406,7 +406,7 @@ class StorageTableOperations(AsyncLanceNamespace):
             return {
                 "total_bytes": total,
                 "num_rows": int(dataset.count_rows()),
-                "num_indices": len(dataset.list_indices()),
+                "num_indices": len(dataset.describe_indices()),
                 "fragment_stats": {
                     "num_fragments": len(dataset.get_fragments()),
                     "num_small_fragments": sum(1 for n in lengths if n < _SMALL_FRAGMENT_ROWS),
@@ -464,7 +464,7 @@ class StorageTableOperations(AsyncLanceNamespace):
         _, _, dataset = await self._on_storage(
             body, "ListTableIndices", writes=False, version=body.get("version")
         )
-        indices = await self.tables.run(dataset.list_indices)
+        indices = await self.tables.run(_indices, dataset)
         by_name = {str(index["name"]): index for index in indices}
         page, token = page_of(by_name, body.get("page_token"), body.get("limit"))
         listed = [
@@ -524,7 +524,7 @@ class StorageTableOperations(AsyncLanceNamespace):
         contents = {
             name: {
                 "version": int(tags[name]["version"]),
-                "manifest_size": int(tags[name].get("manifest_size") or 0),
+                "manifestSize": int(tags[name].get("manifest_size") or 0),
                 **({"branch": tags[name]["branch"]} if tags[name].get("branch") else {}),
             }
             for name in page
@@ -709,6 +709,15 @@ def anyio_shielded() -> Any:
 
     with anyio.CancelScope(shield=True):
         yield
+
+
+def _indices(dataset: Any) -> list[dict[str, Any]]:
+    """The table's indices with their uuids (which ``describe_indices`` leaves out)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return list(dataset.list_indices())
 
 
 def _props(properties: Mapping[str, Any]) -> dict[str, Any]:

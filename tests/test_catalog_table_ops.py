@@ -91,7 +91,7 @@ async def test_a_table_lives_its_whole_life_through_the_catalog(
         assert (await ns.count_table_rows({"id": table, "predicate": "id >= 7"})).count == 3
 
         selected = await ns.query_table(
-            {"id": table, "k": 10, "filter": "id < 3", "columns": {"column_names": ["id"]}}
+            {"id": table, "k": 10, "vector": None, "filter": "id < 3", "columns": {"column_names": ["id"]}}
         )
         assert selected.column_names == ["id"]
         assert sorted(selected.column("id").to_pylist()) == [0, 1, 2]
@@ -145,7 +145,7 @@ async def test_bad_input_is_refused_and_changes_nothing(
         with pytest.raises(errors.InvalidInputError):
             await ns.count_table_rows({"id": table, "predicate": "nope > 1"})
         with pytest.raises(errors.InvalidInputError):
-            await ns.query_table({"id": table, "k": 5, "filter": "nope = 1"})
+            await ns.query_table({"id": table, "k": 5, "vector": None, "filter": "nope = 1"})
         with pytest.raises(errors.InvalidInputError):
             await ns.delete_from_table({"id": table, "predicate": "nope = 1"})
         with pytest.raises(errors.TableSchemaValidationError):
