@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
     from ._arrow_data import ArrowData
 
-__all__ = ["StorageAccess", "StorageTable", "StorageTableOperations"]
+__all__ = ["StorageAccess", "StorageTable", "StorageTableOperations", "update_field_metadata"]
 
 logger = logging.getLogger("lance_namespace_async.tables")
 
@@ -684,6 +684,13 @@ class StorageTableOperations(AsyncLanceNamespace):
         await self._schema_changed(table, dataset)
         return response.from_dict({"version": int(dataset.version)})
 
+    async def _update_field_metadata(self, request: Any) -> Any:
+        from .models import UpdateFieldMetadataResponse
+
+        body, _, dataset = await self._on_storage(request, "UpdateFieldMetadata", writes=True)
+        answer = await self.tables.run(update_field_metadata, dataset, body.get("updates") or [])
+        return UpdateFieldMetadataResponse.from_dict(answer)
+
     async def _update_table_schema_metadata(self, request: Any) -> Any:
         from .models import UpdateTableSchemaMetadataResponse
 
@@ -697,6 +704,36 @@ class StorageTableOperations(AsyncLanceNamespace):
         schema = (await self._open(table)).schema
         current = {k.decode(): v.decode() for k, v in (schema.metadata or {}).items()}
         return UpdateTableSchemaMetadataResponse.from_dict({"metadata": current})
+
+
+def update_field_metadata(dataset: Any, updates: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """UpdateFieldMetadata on ``dataset`` (blocking), for every backend.
+
+    Entries with ``replace`` replace a field's metadata, the others merge into it
+    (a null value removes the key); the answer holds the new version and the
+    metadata of each updated top-level field.
+    """
+    merged: dict[str, dict[str, str | None]] = {}
+    replaced: dict[str, dict[str, str | None]] = {}
+    for entry in updates:
+        target = replaced if entry.get("replace") else merged
+        target.setdefault(entry["path"], {}).update(entry.get("metadata") or {})
+    names = set(dataset.schema.names)
+    for path in [*merged, *replaced]:
+        if path.split(".", 1)[0] not in names:
+            raise errors.TableColumnNotFoundError(f"column {path!r} not found")
+    if merged:
+        dataset.update_field_metadata(merged)
+    if replaced:
+        dataset.update_field_metadata(replaced, replace=True)
+    fields = {
+        path: {
+            k.decode(): v.decode() for k, v in (dataset.schema.field(path).metadata or {}).items()
+        }
+        for path in [*merged, *replaced]
+        if path in names
+    }
+    return {"version": dataset.version, "fields": fields}
 
 
 # -- helpers ------------------------------------------------------------------------------------

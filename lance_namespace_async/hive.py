@@ -54,7 +54,7 @@ from ._lance_tables import (
 )
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._paging import page_of
-from ._storage_ops import StorageTableOperations
+from ._storage_ops import StorageTable, StorageTableOperations
 from ._unique_names import refuse_existing_table
 from .models import (
     CreateNamespaceRequest,
@@ -612,6 +612,20 @@ class HiveNamespace(StorageTableOperations):
             what,
             lambda c: c.drop_table(table.dbName, table.tableName, False),
             idempotent=False,
+            not_found=errors.TableNotFoundError,
+        )
+
+    async def _schema_changed(self, table: StorageTable, dataset: Any) -> None:
+        """Keep the Metastore's columns (``sd.cols``) the table's, so Hive and Spark
+        users see them after an added, altered or dropped column."""
+        database, name = self._table({"id": table.id})
+        what = f"update the columns of {database}.{name}"
+        stored = await self._get_lance_table(database, name, what)
+        stored.sd.cols = _hive_columns(dataset.schema)
+        await self._hms(
+            what,
+            lambda c: c.alter_table(database, name, stored),
+            idempotent=True,
             not_found=errors.TableNotFoundError,
         )
 

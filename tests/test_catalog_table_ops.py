@@ -31,6 +31,7 @@ from unity_server import unity_catalog
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
+from lance_namespace_async._lance_tables import place_of
 from lance_namespace_async.testing import KitSettings
 
 BACKENDS = ["iceberg-lookalike", "unity", "glue-moto", "hive-4"]
@@ -67,6 +68,14 @@ def files_under(location: str) -> dict[str, int]:
     return found
 
 
+async def stored_columns(ns: Any, settings: KitSettings, table: list[str]) -> list[str] | None:
+    """The columns the catalog stores for ``table`` (Hive's ``sd.cols``); None elsewhere."""
+    if settings.impl != "hive":
+        return None
+    stored = await ns._get_lance_table(table[-2], table[-1], "read the columns")
+    return [column.name for column in stored.sd.cols]
+
+
 async def fresh_namespace(ns: Any, settings: KitSettings, name: str) -> list[str]:
     namespace = [*settings.root, name]
     await ns.create_namespace({"id": namespace})
@@ -91,7 +100,13 @@ async def test_a_table_lives_its_whole_life_through_the_catalog(
         assert (await ns.count_table_rows({"id": table, "predicate": "id >= 7"})).count == 3
 
         selected = await ns.query_table(
-            {"id": table, "k": 10, "vector": None, "filter": "id < 3", "columns": {"column_names": ["id"]}}
+            {
+                "id": table,
+                "k": 10,
+                "vector": None,
+                "filter": "id < 3",
+                "columns": {"column_names": ["id"]},
+            }
         )
         assert selected.column_names == ["id"]
         assert sorted(selected.column("id").to_pylist()) == [0, 1, 2]
@@ -125,8 +140,10 @@ async def test_a_table_lives_its_whole_life_through_the_catalog(
             2,
             4,
         ]
+        assert await stored_columns(ns, settings, table) in (None, ["id", "vec", "twice"])
         await ns.alter_table_drop_columns({"id": table, "columns": ["twice"]})
         assert lance.dataset(location).schema.names == ["id", "vec"]
+        assert await stored_columns(ns, settings, table) in (None, ["id", "vec"])
 
         await ns.drop_table({"id": table})
         assert not os.path.exists(location)
@@ -158,19 +175,21 @@ async def test_bad_input_is_refused_and_changes_nothing(
             await ns.describe_table_index_stats({"id": table, "index_name": "never"})
         assert files_under(location) == before
 
-        # a catalog entry whose location holds no Lance table (replaced behind our back)
+        # a catalog entry whose location no longer holds a Lance table (its versions and
+        # data removed behind the catalog's back; Iceberg keeps its own metadata there)
         other = [*namespace, "gone"]
         place = str(tmp_path / "gone")
         lance.write_dataset(rows(1), place)
         await ns.register_table({"id": other, "location": place})
-        shutil.rmtree(place)
-        os.makedirs(place)
+        for lance_part in ("_versions", "data", "_transactions"):
+            shutil.rmtree(os.path.join(place, lance_part), ignore_errors=True)
         Path(place, "notes.txt").write_text("not a table")
+        left = files_under(place)
         with pytest.raises(errors.InvalidInputError, match="no Lance table"):
             await ns.insert_into_table({"id": other}, rows(1))
         with pytest.raises(errors.InvalidInputError, match="no Lance table"):
             await ns.count_table_rows({"id": other})
-        assert files_under(place) == {"notes.txt": 11}
+        assert files_under(place) == left
         assert sorted((await ns.list_tables({"id": namespace})).tables) == ["gone", "t"]
 
 
@@ -185,9 +204,10 @@ async def test_create_table_modes_and_failures_leave_nothing_behind(
         with pytest.raises(errors.TableAlreadyExistsError):
             await ns.create_table({"id": table}, rows(9))
         kept = await ns.create_table({"id": table, "mode": "ExistOk"}, rows(9))
-        assert (kept.location, lance.dataset(location).count_rows()) == (location, 3)
+        assert place_of(kept.location) == place_of(location)
+        assert lance.dataset(location).count_rows() == 3
         replaced = await ns.create_table({"id": table, "mode": "Overwrite"}, rows(5))
-        assert (replaced.location, replaced.version) == (location, 2)
+        assert (place_of(replaced.location), replaced.version) == (place_of(location), 2)
         assert lance.dataset(location).count_rows() == 5
 
         # rows pylance refuses to write: nothing in the catalog, nothing on storage
