@@ -26,6 +26,7 @@ import lance
 import pyarrow as pa
 import pytest
 from hive_metastore import Metastore
+from iceberg_rest_server import iceberg_catalog
 from test_kit import running
 from unity_server import unity_catalog
 
@@ -239,3 +240,37 @@ async def test_a_catalog_refusing_the_registration_leaves_no_data(tmp_path: Path
                 await ns.create_table({"id": ["main", "s", "t"]}, rows(3))
             assert (await ns.list_tables({"id": ["main", "s"]})).tables == []
             assert files_under(str(tmp_path)) == {}
+
+
+async def test_an_implementation_managed_iceberg_table_is_never_written_behind_the_catalog(
+    tmp_path: Path,
+) -> None:
+    """Iceberg look-alike: a ``managed_by=impl`` table (seed 003) is read at the catalog's
+    version; operations that would commit a Lance version on storage are refused (its
+    commits must go through the catalog) and leave storage as it was."""
+    with iceberg_catalog(tmp_path / "iceberg") as catalog:
+        properties = {"endpoint": catalog.uri, "root": str(tmp_path / "data")}
+        async with lna.connect("iceberg", properties) as ns:
+            await ns.create_namespace({"id": ["wh", "s"]})
+            table = ["wh", "s", "managed"]
+            created = await ns.create_table(
+                {"id": table, "properties": {"managed_by": "impl"}}, rows(4)
+            )
+            before = files_under(created.location)
+            refused = [
+                ns.insert_into_table({"id": table}, rows(1, 4)),
+                ns.delete_from_table({"id": table, "predicate": "id = 0"}),
+                ns.alter_table_add_columns(
+                    {"id": table, "new_columns": [{"name": "x", "expression": "id"}]}
+                ),
+                ns.create_table_scalar_index({"id": table, "column": "id", "index_type": "BTREE"}),
+                ns.restore_table({"id": table, "version": 1}),
+                ns.create_table({"id": table, "mode": "Overwrite"}, rows(1)),
+            ]
+            for call in refused:
+                with pytest.raises(errors.UnsupportedOperationError, match="managed_by=impl"):
+                    await call
+            assert files_under(created.location) == before
+            assert (await ns.count_table_rows({"id": table})).count == 4
+            versions = (await ns.list_table_versions({"id": table})).versions
+            assert [v.version for v in versions] == [1]
