@@ -22,14 +22,16 @@ catalog must see:
   changed the table's columns, for catalogs that store them.
 
 CreateTable writes the rows first and then registers the table through the
-backend's own RegisterTable; a failure of either step leaves neither behind (the
-data is deleted only when this call created it at an empty location).
+backend's own RegisterTable; a failure of either step leaves neither behind. It
+writes only where it could undo the write: an empty location that the shared
+deletion rules of :class:`~._lance_tables.LanceTables` allow deleting.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +39,7 @@ import attrs
 
 from . import errors
 from ._base import AsyncLanceNamespace, json_data
-from ._lance_tables import LanceTables, has_data, has_versions
+from ._lance_tables import LanceTables, has_data, has_versions, local_path
 from ._modes import CREATE_MODES, parse_mode
 from ._paging import page_of
 
@@ -230,6 +232,11 @@ class StorageTableOperations(AsyncLanceNamespace):
             raise errors.InvalidInputError(
                 f"{what}: location {location!r} already holds a Lance table"
             )
+        if await self.tables.run(_holds_files, location):
+            raise errors.InvalidInputError(f"{what}: location {location!r} is not empty")
+        refusal = await self.tables.deletion_refused(location, default_location=location)
+        if refusal is not None:  # what could not be undone is not written
+            raise errors.InvalidInputError(f"{what}: location {location!r} is refused: {refusal}")
         try:
             dataset = await self.tables.run(
                 lambda: lance.write_dataset(rows, location, mode="create", storage_options=options)
@@ -746,6 +753,14 @@ def anyio_shielded() -> Any:
 
     with anyio.CancelScope(shield=True):
         yield
+
+
+def _holds_files(location: str) -> bool:
+    """Whether a local ``location`` exists and is not an empty directory."""
+    path = local_path(location)
+    if path is None or not os.path.lexists(path):
+        return False
+    return not os.path.isdir(path) or os.path.islink(path) or bool(os.listdir(path))
 
 
 def _indices(dataset: Any) -> list[dict[str, Any]]:

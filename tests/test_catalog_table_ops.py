@@ -1,7 +1,8 @@
 """Table operations on the catalog backends, run on storage through pylance.
 
-Servers: the Iceberg REST look-alike (tests/iceberg_rest_server.py, pyiceberg's
-SqlCatalog on sqlite), the Unity Catalog look-alike (tests/unity_server.py, or the
+Servers: the Iceberg project's REST reference server (conftest ``iceberg_reference``)
+and the Iceberg REST look-alike (tests/iceberg_rest_server.py, pyiceberg's SqlCatalog
+on sqlite), the Unity Catalog look-alike (tests/unity_server.py, or the
 real server of LANCE_NS_UNITY_URI), moto's Glue server (tests/glue_fixtures.py) and
 a real Hive Metastore 4 (conftest ``hive_metastores``); every one on 127.0.0.1,
 started and stopped by the fixtures of test_kit.py's ``running``. Tables are real
@@ -35,7 +36,7 @@ from lance_namespace_async import errors
 from lance_namespace_async._lance_tables import place_of
 from lance_namespace_async.testing import KitSettings
 
-BACKENDS = ["iceberg-lookalike", "unity", "glue-moto", "hive-4"]
+BACKENDS = ["iceberg", "iceberg-lookalike", "unity", "glue-moto", "hive-4"]
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -45,7 +46,9 @@ def settings(
     hive_metastores: Callable[[str], Metastore],
 ) -> Iterator[KitSettings]:
     name = str(request.param)
-    with running(name, tmp_path_factory.mktemp(f"ops-{name}"), hive_metastores) as found:
+    iceberg = request.getfixturevalue("iceberg_reference") if name == "iceberg" else None
+    place = tmp_path_factory.mktemp(f"ops-{name}")
+    with running(name, place, hive_metastores, iceberg) as found:
         yield found
 
 
@@ -217,6 +220,15 @@ async def test_create_table_modes_and_failures_leave_nothing_behind(
             await ns.create_table({"id": [*namespace, "broken"]}, bad)
         assert sorted((await ns.list_tables({"id": namespace})).tables) == ["t"]
         assert not os.path.exists(os.path.join(os.path.dirname(location), "broken"))
+
+        # files of someone else where the table would go: refused, kept, not registered
+        occupied = os.path.join(os.path.dirname(location), "occupied")
+        os.makedirs(occupied)
+        Path(occupied, "theirs.csv").write_text("a,b\n")
+        with pytest.raises(errors.InvalidInputError, match="not empty"):
+            await ns.create_table({"id": [*namespace, "occupied"]}, rows(2))
+        assert files_under(occupied) == {"theirs.csv": 4}
+        assert sorted((await ns.list_tables({"id": namespace})).tables) == ["t"]
 
         # a declared table (in the catalog, no data): Create refuses it before writing
         declared = await ns.declare_table({"id": [*namespace, "reserved"]})
