@@ -286,3 +286,36 @@ async def test_an_implementation_managed_iceberg_table_is_never_written_behind_t
             assert (await ns.count_table_rows({"id": table})).count == 4
             versions = (await ns.list_table_versions({"id": table})).versions
             assert [v.version for v in versions] == [1]
+
+
+async def test_the_adapter_serves_the_table_operations_of_a_catalog(
+    settings: KitSettings,
+) -> None:
+    """Our REST adapter in front of the catalog backend, called through the rest backend:
+    the table operations travel as Lance REST (Arrow IPC both ways) and land on storage."""
+    from uvicorn_thread import UvicornThread
+
+    from lance_namespace_async.server import create_app
+
+    server = UvicornThread(
+        create_app(lna.connect(settings.impl, settings.properties)),
+        name="ops-adapter",
+        description=f"our REST adapter over {settings.impl}",
+    )
+    uri = server.start()
+    try:
+        async with lna.connect("rest", {"uri": uri, "max_retries": "0"}) as ns:
+            namespace = await fresh_namespace(ns, settings, "served")
+            table = [*namespace, "t"]
+            location = (await ns.create_table({"id": table}, rows(4))).location
+            await ns.insert_into_table({"id": table}, rows(2, 4))
+            nearest = await ns.query_table(
+                {"id": table, "k": 2, "vector": {"single_vector": [5.1, 0.0]}}
+            )
+            assert nearest.column("id").to_pylist() == [5, 4]
+            with pytest.raises(errors.TableSchemaValidationError):
+                await ns.insert_into_table({"id": table}, pa.table({"other": [1]}))
+            assert lance.dataset(location).count_rows() == 6
+            await ns.drop_table({"id": table})
+    finally:
+        server.stop()
