@@ -72,11 +72,11 @@ def _answer(operation: Operation, result: Any) -> Any:
 
 async def _update_field_metadata(namespace: DirectoryNamespace, request: Any) -> Any:
     """UpdateFieldMetadata, which pylance's DirectoryNamespace lacks: on the dataset
-    (:func:`~._storage_ops.update_field_metadata`, shared with the catalog backends).
+    (:func:`~._storage_requests.update_field_metadata`, shared with the catalog backends).
     """
     from . import errors
     from ._base import json_data
-    from ._storage_ops import update_field_metadata
+    from ._storage_requests import update_field_metadata
     from .models import UpdateFieldMetadataResponse
 
     body: dict[str, Any] = json_data(request)

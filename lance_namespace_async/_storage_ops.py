@@ -5,7 +5,8 @@ and schema operation of a storage-managed table is therefore the same on every
 catalog, and is written once here: the table is resolved through the backend's
 own DescribeTable (its location and storage options, so endpoints and
 credentials come from the catalog), and the operation runs on the dataset with
-pylance, on the backend's bounded worker threads, with pylance's failures
+pylance, on the backend's bounded worker threads (requests become pylance arguments
+in :mod:`._storage_requests`), with pylance's failures
 translated by :func:`~._lance_tables.translate` (the translation the directory
 backend uses too).
 
@@ -42,13 +43,20 @@ from ._base import AsyncLanceNamespace, json_data
 from ._lance_tables import LanceTables, has_data, has_versions, local_path
 from ._modes import CREATE_MODES, parse_mode
 from ._paging import page_of
+from ._storage_requests import (
+    dataset_indices,
+    distance_type,
+    fragment_summary,
+    scan_arguments,
+    tag_name,
+    update_field_metadata,
+    version_entry,
+)
 
 if TYPE_CHECKING:
-    import pyarrow as pa
-
     from ._arrow_data import ArrowData
 
-__all__ = ["StorageAccess", "StorageTable", "StorageTableOperations", "update_field_metadata"]
+__all__ = ["StorageAccess", "StorageTable", "StorageTableOperations"]
 
 logger = logging.getLogger("lance_namespace_async.tables")
 
@@ -365,7 +373,7 @@ class StorageTableOperations(AsyncLanceNamespace):
         _, _, dataset = await self._on_storage(
             query, what, writes=False, version=query.get("version")
         )
-        arguments = _scan_arguments(query, dataset.schema, what)
+        arguments = scan_arguments(query, dataset.schema, what)
         return await self.tables.run(lambda: dataset.scanner(**arguments))
 
     async def _query_table(self, request: Any) -> bytes:
@@ -417,7 +425,7 @@ class StorageTableOperations(AsyncLanceNamespace):
                 "fragment_stats": {
                     "num_fragments": len(dataset.get_fragments()),
                     "num_small_fragments": sum(1 for n in lengths if n < _SMALL_FRAGMENT_ROWS),
-                    "lengths": _summary(lengths),
+                    "lengths": fragment_summary(lengths),
                 },
             }
 
@@ -471,7 +479,7 @@ class StorageTableOperations(AsyncLanceNamespace):
         _, _, dataset = await self._on_storage(
             body, "ListTableIndices", writes=False, version=body.get("version")
         )
-        indices = await self.tables.run(_indices, dataset)
+        indices = await self.tables.run(dataset_indices, dataset)
         by_name = {str(index["name"]): index for index in indices}
         page, token = page_of(by_name, body.get("page_token"), body.get("limit"))
         listed = [
@@ -503,7 +511,7 @@ class StorageTableOperations(AsyncLanceNamespace):
             "num_unindexed_rows": stats.get("num_unindexed_rows"),
             "num_indices": stats.get("num_indices"),
         }
-        metric = _distance_type(stats)
+        metric = distance_type(stats)
         if metric is not None:
             answer["distance_type"] = metric
         return DescribeTableIndexStatsResponse.from_dict(
@@ -542,7 +550,7 @@ class StorageTableOperations(AsyncLanceNamespace):
         from .models import GetTableTagVersionResponse
 
         body, _, dataset = await self._on_storage(request, "GetTableTagVersion", writes=False)
-        tag = _tag(body, "GetTableTagVersion")
+        tag = tag_name(body, "GetTableTagVersion")
         version = await self.tables.run(lambda: dataset.tags.get_version(tag))
         return GetTableTagVersionResponse.from_dict({"version": int(version)})
 
@@ -568,7 +576,7 @@ class StorageTableOperations(AsyncLanceNamespace):
         # tags live beside the table's versions, not in them: the catalog's version
         # of an implementation-managed table is not advanced by them
         body, _, dataset = await self._on_storage(request, what, writes=False)
-        tag = _tag(body, what)
+        tag = tag_name(body, what)
         if action == "delete":
             await self.tables.run(lambda: dataset.tags.delete(tag))
             return
@@ -583,7 +591,9 @@ class StorageTableOperations(AsyncLanceNamespace):
         from .models import ListTableVersionsResponse
 
         body, table, dataset = await self._on_storage(request, "ListTableVersions", writes=False)
-        versions = [_version(table, v) for v in await self.tables.run(dataset.versions)]
+        versions = [
+            version_entry(table.location, v) for v in await self.tables.run(dataset.versions)
+        ]
         newest = table.access.read_version
         if newest is not None:  # the catalog's version is the newest its readers see
             versions = [v for v in versions if v["version"] <= newest]
@@ -614,7 +624,9 @@ class StorageTableOperations(AsyncLanceNamespace):
             wanted = int(dataset.version)
         for entry in await self.tables.run(dataset.versions):
             if int(entry["version"]) == wanted:
-                return DescribeTableVersionResponse.from_dict({"version": _version(table, entry)})
+                return DescribeTableVersionResponse.from_dict(
+                    {"version": version_entry(table.location, entry)}
+                )
         raise errors.TableVersionNotFoundError(
             f"version {wanted} of table {'.'.join(table.id)} not found"
         )
@@ -713,36 +725,6 @@ class StorageTableOperations(AsyncLanceNamespace):
         return UpdateTableSchemaMetadataResponse.from_dict({"metadata": current})
 
 
-def update_field_metadata(dataset: Any, updates: list[Mapping[str, Any]]) -> dict[str, Any]:
-    """UpdateFieldMetadata on ``dataset`` (blocking), for every backend.
-
-    Entries with ``replace`` replace a field's metadata, the others merge into it
-    (a null value removes the key); the answer holds the new version and the
-    metadata of each updated top-level field.
-    """
-    merged: dict[str, dict[str, str | None]] = {}
-    replaced: dict[str, dict[str, str | None]] = {}
-    for entry in updates:
-        target = replaced if entry.get("replace") else merged
-        target.setdefault(entry["path"], {}).update(entry.get("metadata") or {})
-    names = set(dataset.schema.names)
-    for path in [*merged, *replaced]:
-        if path.split(".", 1)[0] not in names:
-            raise errors.TableColumnNotFoundError(f"column {path!r} not found")
-    if merged:
-        dataset.update_field_metadata(merged)
-    if replaced:
-        dataset.update_field_metadata(replaced, replace=True)
-    fields = {
-        path: {
-            k.decode(): v.decode() for k, v in (dataset.schema.field(path).metadata or {}).items()
-        }
-        for path in [*merged, *replaced]
-        if path in names
-    }
-    return {"version": dataset.version, "fields": fields}
-
-
 # -- helpers ------------------------------------------------------------------------------------
 
 
@@ -763,118 +745,5 @@ def _holds_files(location: str) -> bool:
     return not os.path.isdir(path) or os.path.islink(path) or bool(os.listdir(path))
 
 
-def _indices(dataset: Any) -> list[dict[str, Any]]:
-    """The table's indices with their uuids (which ``describe_indices`` leaves out)."""
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return list(dataset.list_indices())
-
-
 def _props(properties: Mapping[str, Any]) -> dict[str, Any]:
     return {"properties": dict(properties)} if properties else {}
-
-
-def _tag(body: Mapping[str, Any], what: str) -> str:
-    tag = body.get("tag")
-    if not isinstance(tag, str) or not tag:
-        raise errors.InvalidInputError(f"{what} needs a tag name")
-    return tag
-
-
-def _version(table: StorageTable, entry: Mapping[str, Any]) -> dict[str, Any]:
-    number = int(entry["version"])
-    version: dict[str, Any] = {
-        "version": number,
-        "manifest_path": f"{table.location.rstrip('/')}/_versions/{number}.manifest",
-    }
-    timestamp = entry.get("timestamp")
-    if timestamp is not None and hasattr(timestamp, "timestamp"):
-        version["timestamp_millis"] = int(timestamp.timestamp() * 1000)
-    metadata = entry.get("metadata")
-    if metadata:
-        version["metadata"] = {str(k): str(v) for k, v in metadata.items()}
-    return version
-
-
-def _summary(lengths: list[int]) -> dict[str, int]:
-    def at(share: float) -> int:
-        return lengths[min(len(lengths) - 1, int(share * len(lengths)))]
-
-    return {
-        "min": lengths[0],
-        "max": lengths[-1],
-        "mean": sum(lengths) // len(lengths),
-        "p25": at(0.25),
-        "p50": at(0.5),
-        "p75": at(0.75),
-        "p99": at(0.99),
-    }
-
-
-def _distance_type(stats: Mapping[str, Any]) -> str | None:
-    for index in stats.get("indices") or []:
-        metric = index.get("metric_type") if isinstance(index, Mapping) else None
-        if metric:
-            return str(metric).lower()
-    return None
-
-
-def _vector_column(schema: pa.Schema, what: str) -> str:
-    import pyarrow as pa
-
-    found: list[str] = [
-        str(f.name)
-        for f in schema
-        if pa.types.is_fixed_size_list(f.type) and pa.types.is_floating(f.type.value_type)
-    ]
-    if len(found) != 1:
-        raise errors.InvalidInputError(f"{what}: name the vector_column (candidates: {found})")
-    return found[0]
-
-
-def _scan_arguments(query: Mapping[str, Any], schema: pa.Schema, what: str) -> dict[str, Any]:
-    """pylance scanner arguments of a QueryTable request."""
-    for unsupported in ("full_text_query", "lower_bound", "upper_bound"):
-        if query.get(unsupported) is not None:
-            raise errors.UnsupportedOperationError(f"{what} with {unsupported}")
-    arguments: dict[str, Any] = {}
-    columns = query.get("columns")
-    if isinstance(columns, dict):
-        if columns.get("column_aliases"):
-            raise errors.UnsupportedOperationError(f"{what} with column aliases")
-        if columns.get("column_names") is not None:
-            arguments["columns"] = list(columns["column_names"])
-    elif isinstance(columns, list):
-        arguments["columns"] = list(columns)
-    if query.get("filter") is not None:
-        arguments["filter"] = str(query["filter"])
-    k = query.get("k")
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
-        raise errors.InvalidInputError(f"{what}: k must be an integer >= 0, got {k!r}")
-    vector = query.get("vector")
-    single = vector.get("single_vector") if isinstance(vector, dict) else vector
-    if isinstance(vector, dict) and vector.get("multi_vector"):
-        raise errors.UnsupportedOperationError(f"{what} with a multi-vector")
-    if single:
-        column = query.get("vector_column") or _vector_column(schema, what)
-        nearest: dict[str, Any] = {"column": column, "q": list(single), "k": k or 10}
-        if query.get("distance_type"):
-            nearest["metric"] = str(query["distance_type"]).lower()
-        for ours in ("nprobes", "refine_factor", "ef"):
-            if query.get(ours) is not None:
-                nearest[ours] = query[ours]
-        if query.get("bypass_vector_index") is True:
-            nearest["use_index"] = False
-        arguments["nearest"] = nearest
-        arguments["prefilter"] = query.get("prefilter") is not False
-        if query.get("fast_search") is True:
-            arguments["fast_search"] = True
-    elif k:
-        arguments["limit"] = k
-    if query.get("offset") is not None:
-        arguments["offset"] = query["offset"]
-    if query.get("with_row_id") is True:
-        arguments["with_row_id"] = True
-    return arguments
