@@ -325,3 +325,69 @@ async def test_the_adapter_serves_the_table_operations_of_a_catalog(
             await ns.drop_table({"id": table})
     finally:
         server.stop()
+
+
+async def test_plans_stats_tags_versions_columns_and_indices_round_trip(
+    settings: KitSettings,
+) -> None:
+    async with lna.connect(settings.impl, settings.properties) as ns:
+        namespace = await fresh_namespace(ns, settings, "more")
+        table = [*namespace, "t"]
+        location = (await ns.create_table({"id": table}, rows(300))).location
+        await ns.insert_into_table({"id": table}, rows(10, 300))
+
+        query = {"id": table, "k": 5, "vector": None, "filter": "id > 250"}
+        explained = await ns.explain_table_query_plan({"id": table, "query": query})
+        assert "id > Int64(250)" in explained.plan
+        assert "AnalyzeExec" in (await ns.analyze_table_query_plan(query)).analysis
+        stats = await ns.get_table_stats({"id": table})
+        assert (stats.num_rows, stats.fragment_stats.num_fragments) == (310, 2)
+        assert (stats.fragment_stats.lengths.min_, stats.fragment_stats.lengths.max_) == (10, 300)
+
+        await ns.create_table_tag({"id": table, "tag": "v", "version": 1})
+        await ns.update_table_tag({"id": table, "tag": "v", "version": 2})
+        assert (await ns.get_table_tag_version({"id": table, "tag": "v"})).version == 2
+        await ns.delete_table_tag({"id": table, "tag": "v"})
+        with pytest.raises(errors.TableTagNotFoundError):
+            await ns.delete_table_tag({"id": table, "tag": "v"})
+
+        first = await ns.list_table_versions({"id": table, "descending": True, "limit": 1})
+        assert [v.version for v in first.versions] == [2]
+        rest = await ns.list_table_versions(
+            {"id": table, "descending": True, "limit": 1, "page_token": first.page_token}
+        )
+        assert ([v.version for v in rest.versions], rest.page_token) == ([1], None)
+        described = (await ns.describe_table_version({"id": table, "version": 2})).version
+        assert described.manifest_path.endswith("/_versions/2.manifest")
+
+        await ns.create_table_index(
+            {
+                "id": table,
+                "column": "vec",
+                "index_type": "IVF_FLAT",
+                "name": "by_vec",
+                "num_partitions": 2,
+                "distance_type": "l2",
+            }
+        )
+        index = await ns.describe_table_index_stats({"id": table, "index_name": "by_vec"})
+        assert (index.num_indexed_rows, index.distance_type) == (310, "l2")
+        await ns.drop_table_index({"id": table, "index_name": "by_vec"})
+        assert (await ns.list_table_indices({"id": table})).indexes == []
+
+        await ns.alter_table_alter_columns(
+            {"id": table, "alterations": [{"path": "id", "rename": "key"}]}
+        )
+        await ns.update_table_schema_metadata({"id": table, "metadata": {"owner": "ops"}})
+        await ns.update_field_metadata(
+            {"id": table, "updates": [{"path": "key", "metadata": {"unit": "n"}}]}
+        )
+        schema = lance.dataset(location).schema
+        assert schema.names == ["key", "vec"]
+        assert schema.metadata == {b"owner": b"ops"}
+        assert schema.field("key").metadata == {b"unit": b"n"}
+        assert await stored_columns(ns, settings, table) in (None, ["key", "vec"])
+        await ns.update_table(
+            {"id": table, "updates": [["key", "key + 1000"]], "predicate": "key < 2"}
+        )
+        assert (await ns.count_table_rows({"id": table, "predicate": "key >= 1000"})).count == 2
