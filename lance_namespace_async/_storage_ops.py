@@ -54,6 +54,8 @@ from ._storage_requests import (
 )
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from ._arrow_data import ArrowData
 
 __all__ = ["StorageAccess", "StorageTable", "StorageTableOperations"]
@@ -118,6 +120,8 @@ class StorageTableOperations(AsyncLanceNamespace):
     """The table operations of a catalog backend, run on storage through pylance."""
 
     tables: LanceTables
+    #: entries the catalog itself keeps in a table's directory (Iceberg's metadata)
+    _catalog_files: frozenset[str] = frozenset()
 
     # -- what a backend provides -------------------------------------------------------------
 
@@ -216,9 +220,15 @@ class StorageTableOperations(AsyncLanceNamespace):
         except errors.TableNotFoundError:
             described = None
         if described is not None:
+            table = await self._storage_table({"id": table_id}, what, writes=mode != "ExistOk")
+            if await self._only_declared(table):  # the declaration reserved it for these rows
+                dataset = await self._write(table, rows, "create")
+                await self._schema_changed(table, dataset)
+                return CreateTableResponse.from_dict(
+                    {"location": table.location, "version": int(dataset.version)}
+                )
             if mode == "Create":
                 raise errors.TableAlreadyExistsError(f"{what}: the table already exists")
-            table = await self._storage_table({"id": table_id}, what, writes=mode == "Overwrite")
             if mode == "ExistOk":
                 dataset = await self._open(table)
                 return CreateTableResponse.from_dict(
@@ -265,6 +275,22 @@ class StorageTableOperations(AsyncLanceNamespace):
             {"location": location, "version": int(dataset.version), **_props(properties)}
         )
 
+    async def _only_declared(self, table: StorageTable) -> bool:
+        """Whether ``table`` is only declared: no Lance table at its location, and no
+        files there but the catalog's own (:attr:`_catalog_files`)."""
+        if await self.tables.run(has_data, table.location, table.storage_options):
+            return False
+        return not await self.tables.run(_holds_files, table.location, self._catalog_files)
+
+    async def _write(self, table: StorageTable, rows: pa.Table, mode: str) -> Any:
+        import lance
+
+        return await self.tables.run(
+            lambda: lance.write_dataset(
+                rows, table.location, mode=mode, storage_options=table.storage_options
+            )
+        )
+
     async def _remove_written(
         self, location: str, options: dict[str, str] | None, what: str
     ) -> None:
@@ -276,7 +302,6 @@ class StorageTableOperations(AsyncLanceNamespace):
                 logger.warning("%s: could not remove the data it wrote: %s", what, exc)
 
     async def _insert_into_table(self, request: Any, data: ArrowData) -> Any:
-        import lance
 
         from .models import InsertIntoTableResponse
 
@@ -287,14 +312,12 @@ class StorageTableOperations(AsyncLanceNamespace):
                 f"InsertIntoTable mode must be append or overwrite, got {mode!r}"
             )
         table = await self._storage_table(body, "InsertIntoTable", writes=True)
-        await self._open(table)  # a table that is not Lance is refused before writing
+        declared = await self._only_declared(table)
+        if not declared:
+            await self._open(table)  # a table that is not Lance is refused before writing
         rows = await self.tables.run(data.read_all)
-        dataset = await self.tables.run(
-            lambda: lance.write_dataset(
-                rows, table.location, mode=mode, storage_options=table.storage_options
-            )
-        )
-        if mode == "overwrite":
+        dataset = await self._write(table, rows, "create" if declared else mode)
+        if mode == "overwrite" or declared:
             await self._schema_changed(table, dataset)
         return InsertIntoTableResponse.from_dict(
             {"num_inserted_rows": rows.num_rows, "version": int(dataset.version)}
@@ -737,12 +760,15 @@ def anyio_shielded() -> Any:
         yield
 
 
-def _holds_files(location: str) -> bool:
-    """Whether a local ``location`` exists and is not an empty directory."""
+def _holds_files(location: str, ignored: frozenset[str] = frozenset()) -> bool:
+    """Whether a local ``location`` exists and is not an empty directory (entries
+    named in ``ignored`` do not count)."""
     path = local_path(location)
     if path is None or not os.path.lexists(path):
         return False
-    return not os.path.isdir(path) or os.path.islink(path) or bool(os.listdir(path))
+    if not os.path.isdir(path) or os.path.islink(path):
+        return True
+    return any(entry not in ignored for entry in os.listdir(path))
 
 
 def _props(properties: Mapping[str, Any]) -> dict[str, Any]:

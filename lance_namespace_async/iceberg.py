@@ -728,6 +728,9 @@ class IcebergNamespace(StorageTableOperations):
         ]
         return ListTablesResponse.from_dict({"tables": lance_tables, "page_token": token})
 
+    #: pyiceberg-style catalogs write a table's metadata files into its location
+    _catalog_files = frozenset({"metadata"})
+
     async def _creation_location(self, table: list[str]) -> str:
         warehouse, levels, name = self._table_parts({"id": table})
         return self._default_location(warehouse, levels, name)

@@ -236,11 +236,15 @@ async def test_create_table_modes_and_failures_leave_nothing_behind(
         assert files_under(occupied) == {"theirs.csv": 4}
         assert sorted((await ns.list_tables({"id": namespace})).tables) == ["t"]
 
-        # a declared table (in the catalog, no data): Create refuses it before writing
+        # a declared table (in the catalog, no data): CreateTable fills the declaration
+        # and InsertIntoTable writes its first version, as on the directory backend
         declared = await ns.declare_table({"id": [*namespace, "reserved"]})
-        with pytest.raises(errors.TableAlreadyExistsError):
-            await ns.create_table({"id": [*namespace, "reserved"]}, rows(2))
-        assert not os.path.exists(os.path.join(declared.location, "_versions"))
+        filled = await ns.create_table({"id": [*namespace, "reserved"]}, rows(2))
+        assert (place_of(filled.location), filled.version) == (place_of(declared.location), 1)
+        assert lance.dataset(filled.location).count_rows() == 2
+        await ns.declare_table({"id": [*namespace, "first"]})
+        assert (await ns.insert_into_table({"id": [*namespace, "first"]}, rows(1))).version == 1
+        assert (await ns.count_table_rows({"id": [*namespace, "first"]})).count == 1
 
         with pytest.raises(errors.NamespaceNotFoundError):
             await ns.create_table({"id": [*settings.root, "missing", "t"]}, rows(1))
