@@ -71,14 +71,12 @@ def _answer(operation: Operation, result: Any) -> Any:
 
 
 async def _update_field_metadata(namespace: DirectoryNamespace, request: Any) -> Any:
-    """UpdateFieldMetadata, which pylance's DirectoryNamespace lacks: on the dataset.
-
-    Entries with ``replace`` replace a field's metadata, the others merge into it
-    (a null value removes the key); the answer holds the new version and the
-    metadata of each updated top-level field.
+    """UpdateFieldMetadata, which pylance's DirectoryNamespace lacks: on the dataset
+    (:func:`~._storage_requests.update_field_metadata`, shared with the catalog backends).
     """
     from . import errors
     from ._base import json_data
+    from ._storage_requests import update_field_metadata
     from .models import UpdateFieldMetadataResponse
 
     body: dict[str, Any] = json_data(request)
@@ -87,32 +85,9 @@ async def _update_field_metadata(namespace: DirectoryNamespace, request: Any) ->
         raise errors.UnsupportedOperationError("UpdateFieldMetadata on a branch")
     location = await namespace._describe_location(table)
     dataset = await namespace.tables.require(location)
-    merged: dict[str, dict[str, str | None]] = {}
-    replaced: dict[str, dict[str, str | None]] = {}
-    for entry in body.get("updates") or []:
-        target = replaced if entry.get("replace") else merged
-        target.setdefault(entry["path"], {}).update(entry.get("metadata") or {})
-
-    def update() -> dict[str, Any]:
-        names = set(dataset.schema.names)
-        for path in [*merged, *replaced]:
-            if path.split(".", 1)[0] not in names:
-                raise errors.TableColumnNotFoundError(f"column {path!r} not found")
-        if merged:
-            dataset.update_field_metadata(merged)
-        if replaced:
-            dataset.update_field_metadata(replaced, replace=True)
-        fields = {
-            path: {
-                k.decode(): v.decode()
-                for k, v in (dataset.schema.field(path).metadata or {}).items()
-            }
-            for path in [*merged, *replaced]
-            if path in names
-        }
-        return {"version": dataset.version, "fields": fields}
-
-    return UpdateFieldMetadataResponse.from_dict(await namespace._run(update))
+    updates = body.get("updates") or []
+    answer = await namespace._run(update_field_metadata, dataset, updates)
+    return UpdateFieldMetadataResponse.from_dict(answer)
 
 
 #: what this module implements itself, beyond pylance's DirectoryNamespace

@@ -362,6 +362,36 @@ def storage_failure(exc: BaseException) -> errors.LanceNamespaceError | None:
     return errors.InternalError(f"storage error: {message}")
 
 
+_MISSING_MANIFEST = re.compile(r"_versions/\d+\.manifest was not found")
+_MISSING_COLUMN = re.compile(r"Column \S+ does not exist")
+
+
+def _data_failure(exc: BaseException, message: str) -> errors.LanceNamespaceError | None:
+    """A failure of pylance's dataset API (not its namespace) that is the caller's.
+
+    The dataset API raises plain ValueError/OSError/KeyError/RuntimeError; their
+    words say what went wrong: rows of another schema (20), a filter or expression
+    it cannot use (13), a missing or existing tag (8, 9), a missing version (11), a
+    missing index (6) or column (12).
+    """
+    if "with different schema" in message or "SchemaMismatch" in message:
+        return errors.TableSchemaValidationError(message)
+    if "Invalid user input" in message or "LanceError(Schema)" in message:
+        return errors.InvalidInputError(message)  # pylance's words for a caller's mistake
+    if "Ref not found" in message:
+        return errors.TableTagNotFoundError(message)
+    if "Ref conflict" in message:
+        return errors.TableTagAlreadyExistsError(message)
+    if "Version not found" in message or _MISSING_MANIFEST.search(message):
+        return errors.TableVersionNotFoundError(message)
+    lowered = message.lower()
+    if "index" in lowered and "not found" in lowered and isinstance(exc, KeyError | RuntimeError):
+        return errors.TableIndexNotFoundError(message.strip("'\""))
+    if isinstance(exc, ValueError) and _MISSING_COLUMN.search(message):
+        return errors.TableColumnNotFoundError(message)
+    return None
+
+
 def translate(exc: BaseException) -> errors.LanceNamespaceError:
     """Turn an exception of pylance or the OS into our typed error."""
     if isinstance(exc, errors.LanceNamespaceError):
@@ -383,8 +413,9 @@ def translate(exc: BaseException) -> errors.LanceNamespaceError:
             if "with different schema" in message or "SchemaMismatch" in message:
                 return errors.TableSchemaValidationError(reason)
         return errors.from_code(int(code), message)
-    if isinstance(exc, ValueError) and "Invalid user input" in message:
-        return errors.InvalidInputError(message)  # pylance's word for a caller's mistake
+    data = _data_failure(exc, message)
+    if data is not None:
+        return data
     if "JSON number out of range" in message:  # a number serde_json cannot hold
         return errors.InvalidInputError(f"a number of the request is out of range: {message}")
     if isinstance(exc, OverflowError):  # a number pylance cannot hold (k=10**20, ...)

@@ -49,7 +49,7 @@ import anyio
 import attrs
 
 from . import errors
-from ._base import AsyncLanceNamespace
+from ._arrow_json import spark_type
 from ._config import BackendConfig, parse_bool, parse_non_negative_int, parse_positive_int, prop
 from ._http import flag_ambiguous
 from ._identifiers import Identifier, validate_identifier
@@ -65,6 +65,7 @@ from ._lance_tables import (
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._namespace_guard import NamespaceGuard
 from ._paging import page_of
+from ._storage_ops import StorageTable, StorageTableOperations
 from ._unique_names import refuse_existing_table
 from .errors import MissingDependencyError
 from .models import (
@@ -215,6 +216,31 @@ def _unknown_operation(exc: ClientError) -> bool:
     return status in (404, 405, 501) or (status == 500 and message.startswith("<"))
 
 
+def _glue_columns(schema: Any) -> list[dict[str, str]]:
+    """A Lance schema as Glue columns (Hive type names, as Athena and Spark read them)."""
+    return [
+        {
+            "Name": field.name,
+            "Type": spark_type(field.type)[1].replace("timestamp_ntz", "timestamp"),
+        }
+        for field in schema
+    ]
+
+
+def _table_input(
+    name: str, location: str, parameters: dict[str, str], columns: list[dict[str, str]] | None
+) -> dict[str, Any]:
+    descriptor: dict[str, Any] = {"Location": location}
+    if columns:
+        descriptor["Columns"] = columns
+    return {
+        "Name": name,
+        "TableType": "EXTERNAL_TABLE",
+        "Parameters": parameters,
+        "StorageDescriptor": descriptor,
+    }
+
+
 class _NoCatalogApis(errors.UnsupportedOperationError):
     """The endpoint has no catalog APIs: namespaces are databases on this connection."""
 
@@ -226,7 +252,7 @@ class _Database:
     path: Identifier  # the namespace identifier, for locations and messages
 
 
-class GlueNamespace(AsyncLanceNamespace):
+class GlueNamespace(StorageTableOperations):
     """``impl="glue"``: Lance tables as EXTERNAL_TABLEs of the AWS Glue Data Catalog."""
 
     impl_name: ClassVar[str] = "glue"
@@ -785,21 +811,39 @@ class GlueNamespace(AsyncLanceNamespace):
         return table
 
     async def _create_catalog_entry(
-        self, database: _Database, name: str, location: str, parameters: dict[str, str], what: str
+        self,
+        database: _Database,
+        name: str,
+        location: str,
+        parameters: dict[str, str],
+        what: str,
+        columns: list[dict[str, str]] | None = None,
     ) -> None:
         await self._call(
             "create_table",
             what,
             CatalogId=database.catalog_id,
             DatabaseName=database.name,
-            TableInput={
-                "Name": name,
-                "TableType": "EXTERNAL_TABLE",
-                "Parameters": parameters,
-                "StorageDescriptor": {"Location": location},
-            },
+            TableInput=_table_input(name, location, parameters, columns),
             not_found=errors.NamespaceNotFoundError,
             exists=errors.TableAlreadyExistsError,
+        )
+
+    async def _schema_changed(self, table: StorageTable, dataset: Any) -> None:
+        """Keep ``StorageDescriptor.Columns`` the table's, so Athena and Spark-on-Glue
+        users see the real columns after an added, altered or dropped column."""
+        database, name = await self._table_ref({"id": table.id})
+        what = f"update the columns of {'$'.join((*database.path, name))}"
+        stored = await self._get_lance_table(database, name, what)
+        location = str((stored.get("StorageDescriptor") or {}).get("Location") or "")
+        parameters = {str(k): str(v) for k, v in (stored.get("Parameters") or {}).items()}
+        await self._call(
+            "update_table",
+            what,
+            CatalogId=database.catalog_id,
+            DatabaseName=database.name,
+            TableInput=_table_input(name, location, parameters, _glue_columns(dataset.schema)),
+            not_found=errors.TableNotFoundError,
         )
 
     async def _list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
@@ -865,7 +909,7 @@ class GlueNamespace(AsyncLanceNamespace):
         what = f"RegisterTable {'$'.join((*database.path, name))}"
         if mode == "Create":  # a taken name is TableAlreadyExists, whatever the location
             await refuse_existing_table(self, (*database.path, name))
-        await self.tables.check_placement(
+        dataset = await self.tables.check_placement(
             location,
             require_table=True,
             claims=self._claims(database, name),
@@ -875,7 +919,8 @@ class GlueNamespace(AsyncLanceNamespace):
         if mode == "Overwrite":
             with contextlib.suppress(errors.TableNotFoundError):
                 await self._deregister(database, name, what)
-        await self._create_catalog_entry(database, name, location, parameters, what)
+        columns = _glue_columns(dataset.schema)
+        await self._create_catalog_entry(database, name, location, parameters, what, columns)
         return RegisterTableResponse.from_dict({"location": location, "properties": parameters})
 
     async def _describe_table(self, request: DescribeTableRequest) -> DescribeTableResponse:
@@ -946,6 +991,10 @@ class GlueNamespace(AsyncLanceNamespace):
             )
         await self._deregister(database, name, what)
 
+    async def _creation_location(self, table: list[str]) -> str:
+        database, name = await self._table_ref({"id": table})
+        return self._default_location(database, name)
+
     def _default_location(self, database: _Database, name: str) -> str:
         return "/".join((self.root, *database.path, name))
 
@@ -991,8 +1040,11 @@ class GlueNamespace(AsyncLanceNamespace):
         await self._get_database(target, what)
         location = str((table.get("StorageDescriptor") or {}).get("Location") or "")
         parameters = {str(k): str(v) for k, v in (table.get("Parameters") or {}).items()}
+        columns = (table.get("StorageDescriptor") or {}).get("Columns")
         async with self._guard.filling(target.path):
-            await self._create_catalog_entry(target, target_name, location, parameters, what)
+            await self._create_catalog_entry(
+                target, target_name, location, parameters, what, columns
+            )
         try:
             await self._call(
                 "delete_table",

@@ -40,7 +40,6 @@ import attrs
 
 from . import errors
 from ._arrow_json import spark_type
-from ._base import AsyncLanceNamespace
 from ._config import BackendConfig, parse_non_negative_int, parse_positive_int, prop
 from ._identifiers import Identifier, validate_identifier
 from ._lance_tables import (
@@ -55,6 +54,7 @@ from ._lance_tables import (
 )
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._paging import page_of
+from ._storage_ops import StorageTable, StorageTableOperations
 from ._unique_names import refuse_existing_table
 from .models import (
     CreateNamespaceRequest,
@@ -245,7 +245,7 @@ def _hive_columns(schema: Any) -> list[Any]:
     return columns
 
 
-class HiveNamespace(AsyncLanceNamespace):
+class HiveNamespace(StorageTableOperations):
     """``impl="hive"``: Lance tables as EXTERNAL_TABLEs of a Hive Metastore."""
 
     impl_name: ClassVar[str] = "hive"
@@ -614,6 +614,24 @@ class HiveNamespace(AsyncLanceNamespace):
             idempotent=False,
             not_found=errors.TableNotFoundError,
         )
+
+    async def _schema_changed(self, table: StorageTable, dataset: Any) -> None:
+        """Keep the Metastore's columns (``sd.cols``) the table's, so Hive and Spark
+        users see them after an added, altered or dropped column."""
+        database, name = self._table({"id": table.id})
+        what = f"update the columns of {database}.{name}"
+        stored = await self._get_lance_table(database, name, what)
+        stored.sd.cols = _hive_columns(dataset.schema)
+        await self._hms(
+            what,
+            lambda c: c.alter_table(database, name, stored),
+            idempotent=True,
+            not_found=errors.TableNotFoundError,
+        )
+
+    async def _creation_location(self, table: list[str]) -> str:
+        database, name = self._table({"id": table})
+        return await self._default_location(database, name, f"CreateTable {database}.{name}")
 
     async def _default_location(self, database: str, name: str, what: str) -> str:
         """``<root>/<database>/<name>``, or without a root ``<database location>/<name>``."""

@@ -55,7 +55,6 @@ import attrs
 import httpx
 
 from . import errors
-from ._base import AsyncLanceNamespace
 from ._config import mask_url_userinfo, parse_bool, parse_positive_int, prop
 from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous, parse_http_url
 from ._identifiers import Identifier, validate_identifier
@@ -70,6 +69,7 @@ from ._lance_tables import (
 )
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._paging import check_limit, token_of
+from ._storage_ops import StorageAccess, StorageTableOperations
 from ._unique_names import (
     refuse_existing_table,
     refuse_namespace_named_like,
@@ -287,7 +287,7 @@ class _Warehouse:
     separator: str = UNIT_SEPARATOR
 
 
-class IcebergNamespace(AsyncLanceNamespace):
+class IcebergNamespace(StorageTableOperations):
     """``impl="iceberg"``: Lance tables in an Iceberg REST Catalog."""
 
     impl_name: ClassVar[str] = "iceberg"
@@ -727,6 +727,28 @@ class IcebergNamespace(AsyncLanceNamespace):
             if meta is not None and _is_lance(meta.get("properties") or {})
         ]
         return ListTablesResponse.from_dict({"tables": lance_tables, "page_token": token})
+
+    #: pyiceberg-style catalogs write a table's metadata files into its location
+    _catalog_files = frozenset({"metadata"})
+
+    async def _creation_location(self, table: list[str]) -> str:
+        warehouse, levels, name = self._table_parts({"id": table})
+        return self._default_location(warehouse, levels, name)
+
+    def _storage_access(self, described: Any) -> StorageAccess:
+        """A ``managed_by=impl`` table (seed 003) commits through the catalog: readers
+        see the catalog's version, and no operation writes its storage directly."""
+        body = described.to_dict()
+        if _managed_by(body.get("properties") or {}) != "impl":
+            return StorageAccess()
+        version = body.get("version")
+        return StorageAccess(
+            write_refusal=(
+                "the table is managed_by=impl: its commits go through the catalog, which "
+                "this backend does not do for data operations yet"
+            ),
+            read_version=version if isinstance(version, int) else None,
+        )
 
     def _default_location(self, warehouse: str, levels: Identifier, name: str) -> str:
         return "/".join((self.root, warehouse, *levels, name))

@@ -41,7 +41,6 @@ import httpx
 
 from . import errors
 from ._arrow_json import spark_type
-from ._base import AsyncLanceNamespace
 from ._config import mask_url_userinfo, parse_positive_int, prop
 from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous, parse_http_url
 from ._identifiers import Identifier, validate_identifier
@@ -56,6 +55,7 @@ from ._lance_tables import (
 )
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._paging import page_of
+from ._storage_ops import StorageTableOperations
 from ._unique_names import refuse_existing_table
 from .models import (
     CreateNamespaceRequest,
@@ -184,7 +184,7 @@ _ALREADY_EXISTS_CODES = frozenset(
 )
 
 
-class UnityNamespace(AsyncLanceNamespace):
+class UnityNamespace(StorageTableOperations):
     """``impl="unity"``: Lance tables as EXTERNAL tables of Unity Catalog OSS."""
 
     impl_name: ClassVar[str] = "unity"
@@ -606,6 +606,10 @@ class UnityNamespace(AsyncLanceNamespace):
                 claims=self._claims(catalog, schema, name),
             )
         await self._deregister(catalog, schema, name, what)
+
+    async def _creation_location(self, table: list[str]) -> str:
+        catalog, schema, name = self._table({"id": table})
+        return self._default_location(catalog, schema, name)
 
     def _default_location(self, catalog: str, schema: str, name: str) -> str:
         return f"{self.root}/{catalog}/{schema}/{name}"

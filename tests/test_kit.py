@@ -56,14 +56,8 @@ pytest_plugins = ["pytester"]
 
 # -- what each backend legitimately does not do ----------------------------------------------
 
-_VERSIONS = {
-    "list_all_tables_lists_the_tables_of_every_namespace": "ListAllTables",
-    "list_table_versions_lists_every_version": "ListTableVersions",
-    "list_table_versions_of_a_missing_table_is_not_found": "ListTableVersions",
-    "restore_table_makes_an_old_version_the_latest": "RestoreTable",
-    "restore_table_of_a_missing_version_is_table_version_not_found": "RestoreTable",
-    "restore_table_of_a_missing_table_is_not_found": "RestoreTable",
-}
+#: the catalog backends list the tables of one namespace at a time
+_ALL_TABLES = {"list_all_tables_lists_the_tables_of_every_namespace": "ListAllTables"}
 _NESTED = {
     "create_namespace_needs_its_parent": "nested",
     "drop_namespace_behavior_restrict_refuses_a_namespace_with_children": "nested",
@@ -76,12 +70,6 @@ _RENAME = {
     "rename_table_refuses_an_existing_target": "RenameTable",
     "rename_table_of_a_missing_table_is_not_found": "RenameTable",
     "rename_table_into_a_missing_namespace_is_not_found": "RenameTable",
-}
-#: every data scenario starts with CreateTable, which the catalog backends lack
-_DATA = {
-    scenario.name.partition("[")[0]: "CreateTable"
-    for scenario in SCENARIOS
-    if scenario.func.__module__.endswith(".data_scenarios")
 }
 #: Hive (``[A-Za-z0-9_]``) and Unity (``[a-zA-Z0-9_@-]``) refuse such names with InvalidInput
 _ASCII_NAMES = {"identifiers_with_unicode_and_spaces": "names"}
@@ -99,13 +87,13 @@ EXPECTED_SKIPS: dict[str, dict[str, str]] = {
     "dir": {},
     "rest-pylance": {},
     "rest-adapter": {},
-    "iceberg": {**_VERSIONS, **_DATA},
-    "iceberg-lookalike": {**_VERSIONS, **_DATA},
-    "unity": {**_VERSIONS, **_NESTED, **_RENAME, **_ASCII_NAMES, **_DATA},
-    "glue-moto": {**_VERSIONS, **_NESTED, **_DATA},
-    "glue-fake": {**_VERSIONS, **_NESTED, **_DATA},
-    "hive-2.3": {**_VERSIONS, **_NESTED, **_ASCII_NAMES, **_DATA},
-    "hive-4": {**_VERSIONS, **_NESTED, **_NON_ASCII_NAMES, **_DATA},
+    "iceberg": {**_ALL_TABLES},
+    "iceberg-lookalike": {**_ALL_TABLES},
+    "unity": {**_ALL_TABLES, **_NESTED, **_RENAME, **_ASCII_NAMES},
+    "glue-moto": {**_ALL_TABLES, **_NESTED},
+    "glue-fake": {**_ALL_TABLES, **_NESTED},
+    "hive-2.3": {**_ALL_TABLES, **_NESTED, **_ASCII_NAMES},
+    "hive-4": {**_ALL_TABLES, **_NESTED, **_NON_ASCII_NAMES},
 }
 
 #: where pylance 14.0.2's own server (RestAdapter over its DirectoryNamespace) breaks the

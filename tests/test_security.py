@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pyarrow as pa
 import pytest
 from conftest import SECRET_CANARY, SECRET_SCANNER, disk_state
 from fault_proxy import AdapterServer, FaultProxy, fault_proxy, pylance_adapter
@@ -243,6 +244,10 @@ async def test_hostile_names_are_refused_before_anything_is_touched(
         await refused(lambda: ns.describe_table({"id": table_in}))
         await refused(lambda: ns.drop_table({"id": table_in}))
         await refused(lambda: ns.declare_table({"id": [*target.namespace_parent, name, "t"]}))
+        rows = pa.table({"x": [1]})
+        await refused(lambda: ns.create_table({"id": table_in}, rows))
+        await refused(lambda: ns.insert_into_table({"id": table_in}, rows))
+        await refused(lambda: ns.count_table_rows({"id": table_in}))
         if "rename_table" in ns.list_operations():
             await refused(
                 lambda: ns.rename_table({"id": [*target.namespace, "t"], "new_table_name": name})
