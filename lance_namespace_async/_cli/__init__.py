@@ -71,7 +71,7 @@ from types import FrameType
 
 from .. import errors
 from .._profiles import Connection
-from . import catalog, serve
+from . import catalog, data, serve
 from .common import (
     EXIT_ALREADY_EXISTS,
     EXIT_AUTH,
@@ -134,12 +134,13 @@ def _parser() -> argparse.ArgumentParser:
         return sub
 
     catalog.add_commands(command)
+    data.add_commands(command)
     serve.add_command(command)
     return parser
 
 
 #: command name -> (handler, whether its output is a listing)
-_COMMANDS = catalog.COMMANDS
+_COMMANDS = {**catalog.COMMANDS, **data.COMMANDS}
 
 
 async def _run(args: argparse.Namespace, connection: Connection, scrub: _Scrubber) -> None:
@@ -149,6 +150,8 @@ async def _run(args: argparse.Namespace, connection: Connection, scrub: _Scrubbe
     out = _Output(_option(args, "output"), _option(args, "delimiter", "."), listing=listing)
     if not out.delimiter:
         raise errors.InvalidInputError("--delimiter must not be empty")
+    if out.format == "parquet" and args.command not in data.PARQUET_COMMANDS:
+        raise errors.InvalidInputError("--output parquet applies to query only")
     namespace = _connect(args, connection, scrub)
     out.secret_keys = _backend_secret_keys(namespace)
     async with namespace:

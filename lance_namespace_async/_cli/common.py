@@ -133,9 +133,9 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "-o",
         "--output",
-        choices=["table", "json", "jsonl"],
+        choices=["table", "json", "jsonl", "parquet"],
         default=argparse.SUPPRESS,
-        help="table (default on a terminal), json or jsonl",
+        help="table (default on a terminal), json, jsonl or parquet (query)",
     )
     group.add_argument(
         "--delimiter",
