@@ -11,6 +11,13 @@
     lance-ns rename ID NEW_ID                 NEW_ID is the whole new identifier
     lance-ns crawl [ROOT] [--describe] [--concurrency N] [--progress|--no-progress]
     lance-ns config                           the resolved connection, secrets masked
+    lance-ns create-table NAME --from FILE [--format F] [--mode create|exist-ok|overwrite]
+    lance-ns insert NAME --from FILE [--mode append|overwrite]
+    lance-ns query NAME [--filter SQL] [--columns a,b] [--limit N]
+                   [--nearest COL --vector 1,2,3 --k N] [-o parquet --out FILE]
+    lance-ns count NAME [--filter SQL] | versions NAME | restore NAME VERSION
+    lance-ns tag list|create|delete ...     lance-ns index list|create|drop ...
+    lance-ns add-columns NAME COL=EXPR...     lance-ns drop-columns NAME COL...
     lance-ns serve [--host H] [--port P] [--auth-token-env VAR]   the REST adapter
                    [--max-connections N] [--header-timeout S] ... (connection limits)
 
@@ -22,9 +29,9 @@ or after the command. IDs join names with ``--delimiter`` (default ``.``); the e
 string is the root namespace.
 
 Output: ``--output table`` (rich) by default on a terminal; otherwise ``json`` (one
-document) or, for ``ls`` and ``crawl``, ``jsonl`` (one object per line, streamed as
-found, so a crawl never sits in memory). Responses print as the generated models'
-``to_dict()`` without the transport ``context``. Values under secret-looking keys
+document) or, for ``ls``, ``crawl``, ``query`` and ``versions``, ``jsonl`` (one object
+per line, streamed as found, so a crawl never sits in memory). Responses print as the
+generated models' ``to_dict()`` without the transport ``context``. Values under secret-looking keys
 (token, secret, password, credential, api key, ...) are printed as ``***``
 everywhere, and known secret values are scrubbed from every message and traceback.
 

@@ -241,6 +241,31 @@ def _bad_file(path: str, fmt: str, exc: BaseException) -> errors.InvalidInputErr
     return errors.InvalidInputError(f"{path}: not a readable {fmt} file: {detail[:300]}")
 
 
+def conformed(reader: pa.RecordBatchReader, target: pa.Schema, path: str) -> Any:
+    """The rows cast to the table's column types when the file has the table's columns.
+
+    A file format cannot always say what the table holds (JSON Lines has no fixed-size
+    lists, CSV reads every integer as int64); a file with other columns is left as it
+    is, so the table refuses it as a schema mismatch.
+    """
+    import pyarrow as pa
+
+    if reader.schema.equals(target) or sorted(reader.schema.names) != sorted(target.names):
+        return reader
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for batch in reader:
+            try:
+                yield batch.select(target.names).cast(target)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+                detail = " ".join(str(exc).split())[:300]
+                raise errors.InvalidInputError(
+                    f"{path}: rows do not fit the table's columns: {detail}"
+                ) from None
+
+    return pa.RecordBatchReader.from_batches(target, batches())
+
+
 # -- progress ------------------------------------------------------------------------------------
 
 
@@ -292,8 +317,15 @@ def _counted(reader: pa.RecordBatchReader, progress: _RowProgress | None) -> Any
 # -- rows in -------------------------------------------------------------------------------------
 
 
-async def _upload(args: argparse.Namespace, send: Callable[[Any], Any], verb: str) -> Any:
+async def _upload(
+    args: argparse.Namespace,
+    send: Callable[[Any], Any],
+    verb: str,
+    target: pa.Schema | None = None,
+) -> Any:
     rows = open_rows(args.source, file_format(args.source, args.format))
+    if target is not None:
+        rows = conformed(rows, target, args.source)
     progress = _progress(args, f"{verb} {args.source}")
     outcome = "stopped"
     try:
@@ -319,10 +351,14 @@ async def _create_table(ns: AsyncLanceNamespace, args: argparse.Namespace, out: 
 async def _insert(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Output) -> None:
     identifier = _id(args, args.id, what="table ID", allow_root=False)
     request = {"id": list(identifier), "mode": args.mode}
+    # the table's schema, from a one-row query (every backend answers it the same way)
+    probe: dict[str, Any] = {"id": list(identifier), "k": 1, "vector": None}
+    target = (await ns.query_table(probe)).schema  # type: ignore[arg-type]
     response = await _upload(
         args,
         lambda data: ns.insert_into_table(request, data),  # type: ignore[arg-type]
         "inserting from",
+        target,
     )
     out.result(f"inserted into table {out.show_id(identifier)}", _response_dict(response))
 
