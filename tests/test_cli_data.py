@@ -242,6 +242,10 @@ def test_every_output_format(catalog: Catalog, tmp_path: Path) -> None:
     catalog.ok(*query, "-o", "parquet", "--out", str(out))
     assert pq.read_table(out).sort_by("id").to_pylist() == expected
     assert not (tmp_path / "answer.parquet.partial").exists()
+    none = tmp_path / "none.parquet"
+    catalog.ok(*query, "--filter", "id > 100", "--out", str(none))  # --out alone: Parquet
+    assert pq.read_table(none).schema.names == ["id", "name"]
+    assert pq.read_table(none).num_rows == 0
     piped = catalog.run(*query, "-o", "parquet", binary=True)
     assert piped.code == 0, piped.err
     assert pq.read_table(io.BytesIO(piped.raw)).sort_by("id").to_pylist() == expected

@@ -418,6 +418,8 @@ async def _query_request(
 
 async def _query(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Output) -> None:
     identifier = _id(args, args.id, what="table ID", allow_root=False)
+    if args.out is not None and getattr(args, "output", None) is None:
+        out.format = "parquet"  # --out FILE alone: the file is Parquet
     sink = _RowSink(out, args.out)  # a refused destination fails before any call
     request = await _query_request(ns, args, list(identifier))
     progress = _progress(args, "querying")
@@ -428,6 +430,10 @@ async def _query(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Output
             sink.add(batch)
             if progress is not None:
                 progress.advance(batch.num_rows)
+        if sink.format == "parquet" and sink.writer is None:
+            # no rows and so no batch: the whole (empty) answer still carries the schema
+            empty: Any = await ns.query_table(request)  # type: ignore[arg-type]
+            sink.open_parquet(empty.schema)
         outcome = "done"
     finally:
         if progress is not None:
@@ -461,13 +467,20 @@ class _RowSink:
         elif path is not None:
             raise errors.InvalidInputError("--out applies to --output parquet")
 
+    @property
+    def format(self) -> str:
+        return self.out.format
+
+    def open_parquet(self, schema: pa.Schema) -> None:
+        import pyarrow.parquet as pq
+
+        self.writer = pq.ParquetWriter(self.target, schema)
+
     def add(self, batch: pa.RecordBatch) -> None:
         out = self.out
         if out.format == "parquet":
-            import pyarrow.parquet as pq
-
             if self.writer is None:
-                self.writer = pq.ParquetWriter(self.target, batch.schema)
+                self.open_parquet(batch.schema)
             self.writer.write_batch(batch)
             return
         if not self.columns:
@@ -485,8 +498,6 @@ class _RowSink:
     def close(self, *, complete: bool) -> None:
         out = self.out
         if out.format == "parquet":
-            if self.writer is None and complete:
-                raise errors.InvalidInputError("the query returned no batches to write")
             if self.writer is not None:
                 self.writer.close()
             if isinstance(self.target, str) and self.path:
