@@ -14,7 +14,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -321,11 +321,11 @@ async def _upload(
     args: argparse.Namespace,
     send: Callable[[Any], Any],
     verb: str,
-    target: pa.Schema | None = None,
+    table_schema: Callable[[], Awaitable[pa.Schema]] | None = None,
 ) -> Any:
-    rows = open_rows(args.source, file_format(args.source, args.format))
-    if target is not None:
-        rows = conformed(rows, target, args.source)
+    rows = open_rows(args.source, file_format(args.source, args.format))  # before any call
+    if table_schema is not None:
+        rows = conformed(rows, await table_schema(), args.source)
     progress = _progress(args, f"{verb} {args.source}")
     outcome = "stopped"
     try:
@@ -351,14 +351,18 @@ async def _create_table(ns: AsyncLanceNamespace, args: argparse.Namespace, out: 
 async def _insert(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Output) -> None:
     identifier = _id(args, args.id, what="table ID", allow_root=False)
     request = {"id": list(identifier), "mode": args.mode}
-    # the table's schema, from a one-row query (every backend answers it the same way)
-    probe: dict[str, Any] = {"id": list(identifier), "k": 1, "vector": None}
-    target = (await ns.query_table(probe)).schema  # type: ignore[arg-type]
+
+    async def table_schema() -> pa.Schema:
+        # from a one-row query: every backend answers it, and alike
+        probe: dict[str, Any] = {"id": list(identifier), "k": 1, "vector": None}
+        answer: Any = await ns.query_table(probe)  # type: ignore[arg-type]
+        return answer.schema
+
     response = await _upload(
         args,
         lambda data: ns.insert_into_table(request, data),  # type: ignore[arg-type]
         "inserting from",
-        target,
+        table_schema,
     )
     out.result(f"inserted into table {out.show_id(identifier)}", _response_dict(response))
 
