@@ -384,6 +384,13 @@ def _data_failure(exc: BaseException, message: str) -> errors.LanceNamespaceErro
         return errors.TableTagAlreadyExistsError(message)
     if "Version not found" in message or _MISSING_MANIFEST.search(message):
         return errors.TableVersionNotFoundError(message)
+    if "Failed to open dataset" in message and "was not found" in message:
+        # a declared table (or one whose data went away): nothing to read or change yet;
+        # 4, as pylance's namespace answers the other data operations on such a table
+        return errors.TableNotFoundError(
+            "the table has no Lance data at its location yet (a declared table has none "
+            "until data is written)"
+        )
     lowered = message.lower()
     if "index" in lowered and "not found" in lowered and isinstance(exc, KeyError | RuntimeError):
         return errors.TableIndexNotFoundError(message.strip("'\""))
