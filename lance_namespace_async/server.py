@@ -290,7 +290,7 @@ def _integral_float(text: str) -> float | int:
 
 
 @functools.cache
-def _declared_fields(method: str) -> frozenset[str]:
+def _non_nullable_fields(method: str) -> frozenset[str]:
     """The body fields the operation's request schema declares and does not allow null."""
     from . import models
     from ._base import OPERATIONS_BY_METHOD
@@ -320,7 +320,7 @@ def _refuse_nulls(body: dict[str, Any], method: str) -> None:
     so the wire's null is refused here; unknown fields stay ignored, null or not.
     (QueryTableRequest's ``vector``, ``columns`` ... are nullable: null passes.)
     """
-    for name in _declared_fields(method):
+    for name in _non_nullable_fields(method):
         if name in body and body[name] is None:
             raise errors.InvalidInputError(f"body field {name!r} must not be null")
 

@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from uvicorn_thread import free_port
+
 __all__ = [
     "JVM_PROJECTS",
     "JavaServer",
@@ -81,13 +83,6 @@ def need(get: Callable[[], T]) -> T:
         if in_ci():
             pytest.fail(f"{exc} (CI=true: a missing server is a failure, not a skip)")
         pytest.skip(f"{exc}; to run these tests, {INSTALL_HINT}")
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _java_major(java: str) -> int | None:
