@@ -32,37 +32,43 @@ def _parent(identifier: Sequence[str]) -> str:
     return repr(".".join(identifier[:-1])) if len(identifier) > 1 else "the root namespace"
 
 
+async def _exists(ns: AsyncLanceNamespace, kind: str, identifier: Sequence[str]) -> bool:
+    """Whether a ``kind`` ("namespace" or "table") has this id, by the backend's own check.
+
+    InvalidInput counts as absent: no object of that kind can have the id.
+    """
+    try:
+        if kind == "namespace":
+            await ns.namespace_exists(NamespaceExistsRequest.from_dict({"id": list(identifier)}))
+        else:
+            await ns.table_exists(TableExistsRequest.from_dict({"id": list(identifier)}))
+    except (errors.NotFoundError, errors.InvalidInputError):
+        return False
+    return True
+
+
+def _taken(kind: str, wanted: str, identifier: Sequence[str]) -> str:
+    name = ".".join(identifier)
+    return (
+        f"cannot create {wanted} {name!r}: {kind} {name!r} has that name in "
+        f"{_parent(identifier)}, and names are unique among a namespace's tables and namespaces"
+    )
+
+
 async def refuse_namespace_named_like(ns: AsyncLanceNamespace, table: Sequence[str]) -> None:
     """TableAlreadyExists (5) when a child namespace already has the table's name."""
-    try:
-        await ns.namespace_exists(NamespaceExistsRequest.from_dict({"id": list(table)}))
-    except (errors.NotFoundError, errors.InvalidInputError):
-        return  # no such namespace (or no namespace can have that id)
-    raise errors.TableAlreadyExistsError(
-        f"cannot create table {'.'.join(table)!r}: namespace {'.'.join(table)!r} has that "
-        f"name in {_parent(table)}, and names are unique among a namespace's tables "
-        "and namespaces"
-    )
+    if await _exists(ns, "namespace", table):
+        raise errors.TableAlreadyExistsError(_taken("namespace", "table", table))
 
 
 async def refuse_table_named_like(ns: AsyncLanceNamespace, namespace: Sequence[str]) -> None:
     """NamespaceAlreadyExists (2) when a table already has the namespace's name."""
-    try:
-        await ns.table_exists(TableExistsRequest.from_dict({"id": list(namespace)}))
-    except (errors.NotFoundError, errors.InvalidInputError):
-        return  # no such table (or no table can have that id)
-    raise errors.NamespaceAlreadyExistsError(
-        f"cannot create namespace {'.'.join(namespace)!r}: table {'.'.join(namespace)!r} "
-        f"has that name in {_parent(namespace)}, and names are unique among a "
-        "namespace's tables and namespaces"
-    )
+    if await _exists(ns, "table", namespace):
+        raise errors.NamespaceAlreadyExistsError(_taken("table", "namespace", namespace))
 
 
 async def refuse_existing_table(ns: AsyncLanceNamespace, table: Sequence[str]) -> None:
     """TableAlreadyExists (5) for a table that exists, before DeclareTable checks its
     location (whose data would otherwise be the reason given)."""
-    try:
-        await ns.table_exists(TableExistsRequest.from_dict({"id": list(table)}))
-    except (errors.NotFoundError, errors.InvalidInputError):
-        return
-    raise errors.TableAlreadyExistsError(f"table {'.'.join(table)!r} already exists")
+    if await _exists(ns, "table", table):
+        raise errors.TableAlreadyExistsError(f"table {'.'.join(table)!r} already exists")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -81,6 +83,19 @@ class SecretScanner(logging.Handler):
 
 
 SECRET_SCANNER = SecretScanner()
+
+
+def stop_spark(session: Any) -> None:
+    """Stop a test module's SparkSession and collect what py4j left behind.
+
+    py4j's ClientServer drops the connection of a Python thread that has ended without
+    closing its socket; collecting here, in the session's own teardown, keeps that
+    ResourceWarning out of whichever later test the collector happens to run in.
+    """
+    session.stop()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
 
 
 def pytest_warning_recorded(warning_message: warnings.WarningMessage) -> None:

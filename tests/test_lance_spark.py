@@ -50,6 +50,7 @@ from typing import Any
 
 import lance
 import pytest
+from conftest import stop_spark
 from hive_metastore import Metastore
 from uvicorn_thread import UvicornThread
 
@@ -318,7 +319,7 @@ def pyspark_session() -> Iterator[Any]:
     try:
         yield session
     finally:
-        session.stop()
+        stop_spark(session)
 
 
 def unique(prefix: str) -> str:

@@ -25,7 +25,7 @@ import pytest
 
 pytest.importorskip("pyspark", reason="the spark extra is not installed")
 
-from conftest import disk_state
+from conftest import disk_state, stop_spark
 from glue_fixtures import REGION, moto_glue
 from hive_metastore import hive_metastore
 from iceberg_rest_server import iceberg_catalog
@@ -69,7 +69,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SparkSessi
     try:
         yield session, found
     finally:
-        session.stop()
+        stop_spark(session)
 
 
 @pytest.fixture
