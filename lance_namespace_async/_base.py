@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Self
@@ -132,17 +133,19 @@ def json_data(value: Any) -> Any:
 
 
 @functools.cache
-def _json_names(model: type[Any]) -> dict[str, str]:
-    """Python field name -> JSON name, read from the generated ``to_dict`` source."""
-    import inspect
-    import re
+def _field_names() -> dict[str, dict[str, str]]:
+    """Model class -> {Python name: JSON name} of renamed fields (``field_names.json``,
+    written by scripts/codegen.py with the generator's own naming rules)."""
+    from importlib import resources
 
-    source = inspect.getsource(model.to_dict)
-    # every field is written as field_dict["<json name>"] = <python name> (optional
-    # fields) or as "<json name>": <python name> in field_dict.update({...}) (required)
-    pairs = re.findall(r'field_dict\["([^"]+)"\] = (\w+)', source)
-    pairs += re.findall(r'^\s*"([^"]+)": (\w+),$', source, flags=re.MULTILINE)
-    return {python: wire for wire, python in pairs if python != wire}
+    text = resources.files("lance_namespace_rest_client").joinpath("field_names.json").read_text()
+    table: dict[str, dict[str, str]] = json.loads(text)
+    return table
+
+
+def _json_names(model: type[Any]) -> dict[str, str]:
+    """Python field name -> JSON name for the fields of ``model`` whose names differ."""
+    return _field_names().get(model.__name__, {})
 
 
 def _is_unset(value: Any) -> bool:

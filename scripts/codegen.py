@@ -16,10 +16,14 @@ tree is only trustworthy if anyone can reproduce it byte for byte. So this scrip
   run leaves the old tree untouched (``generated/README.md`` lives outside the
   package directory and is never touched); the additions to the generator's
   output are a ``py.typed`` marker (the package ships in our wheel) and
-  ``operations.json`` (below);
+  ``operations.json`` and ``field_names.json`` (below);
 * writes ``operations.json`` into the package: the operation table (id, method name,
   route, parameters, models, body kinds, idempotency) derived from the same spec, which
   ``lance_namespace_async._operations`` loads, so no list of operations is typed by hand;
+* writes ``field_names.json``: for each model whose Python field names differ from the
+  JSON names (``manifestSize`` -> ``manifest_size``, ``type`` -> ``type_``), the map
+  Python name -> JSON name, named by the generator's own naming functions, so the
+  library never has to read the generated source to find a field's wire name;
 * writes ``lance_namespace_async/_operation_methods.pyi``, the typed signatures of
   the coroutines ``AsyncLanceNamespace`` and ``SyncLanceNamespace`` install from that
   table at run time (formatted by the pinned ruff with the project's line length);
@@ -60,6 +64,7 @@ PINS: dict[str, str] = {"openapi-python-client": "0.29.1", "ruff": "0.17.6"}
 IGNORED_DIRS = frozenset({"__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"})
 PY_TYPED = "# Marker file for PEP 561\n"
 OPERATIONS_FILE = "operations.json"
+FIELD_NAMES_FILE = "field_names.json"
 ARROW_MEDIA_TYPES = ("application/vnd.apache.arrow.stream", "application/vnd.apache.arrow.file")
 
 
@@ -143,6 +148,7 @@ def generate(workdir: Path) -> Path:
     # generator only writes it for --meta other than none.
     (out / "py.typed").write_text(PY_TYPED, encoding="utf-8")
     (out / OPERATIONS_FILE).write_text(operations_json(), encoding="utf-8")
+    (out / FIELD_NAMES_FILE).write_text(field_names_json(), encoding="utf-8")
     # Paths of this run must not leak into the output, or it would not be reproducible.
     marker = str(workdir).encode()
     leaks = sorted(name for name, data in read_tree(out).items() if marker in data)
@@ -278,6 +284,64 @@ def operations_json() -> str:
 
     spec = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
     return json.dumps(operations_table(spec), indent=1) + "\n"
+
+
+def _properties(schema: dict[str, Any]) -> dict[str, Any]:
+    """A schema's own properties, those of its ``allOf`` parts included."""
+    found: dict[str, Any] = dict(schema.get("properties") or {})
+    for part in schema.get("allOf") or []:
+        found.update(_properties(part))
+    return found
+
+
+def _nested_objects(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """Inline object schemas below ``schema`` (each one a generated class of its own)."""
+    found: list[dict[str, Any]] = []
+    for sub in _properties(schema).values():
+        if not isinstance(sub, dict):
+            continue
+        for candidate in [sub, sub.get("items"), sub.get("additionalProperties")]:
+            if isinstance(candidate, dict) and _properties(candidate):
+                found.append(candidate)
+                found.extend(_nested_objects(candidate))
+    return found
+
+
+def field_names(spec: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Model class -> {Python field name: JSON name} for the fields the generator renames."""
+    from openapi_python_client.config import ConfigFile
+    from openapi_python_client.strings import ClassName, PythonIdentifier
+
+    config = ConfigFile.load_from_path(CONFIG)
+    table: dict[str, dict[str, str]] = {}
+    for schema_name, schema in spec["components"]["schemas"].items():
+        renamed = {
+            str(PythonIdentifier(name, prefix=config.field_prefix)): name
+            for name in _properties(schema)
+        }
+        renamed = {python: wire for python, wire in renamed.items() if python != wire}
+        if renamed:
+            table[str(ClassName(schema_name, prefix=config.field_prefix))] = dict(
+                sorted(renamed.items())
+            )
+        for nested in _nested_objects(schema):
+            if any(
+                str(PythonIdentifier(name, prefix=config.field_prefix)) != name
+                for name in _properties(nested)
+            ):
+                raise CodegenError(
+                    f"{schema_name} has an inline object with a renamed field: give it a "
+                    "component schema so field_names.json can name its class"
+                )
+    return dict(sorted(table.items()))
+
+
+def field_names_json() -> str:
+    """The renamed fields as the package's ``field_names.json`` (stable text)."""
+    import yaml
+
+    spec = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
+    return json.dumps(field_names(spec), indent=1) + "\n"
 
 
 def operations_stub(table: list[dict[str, Any]]) -> str:

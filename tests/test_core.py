@@ -179,3 +179,38 @@ def test_import_is_lazy_and_cheap() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == ""
+
+
+def test_every_model_writes_the_json_names_field_names_json_gives() -> None:
+    """field_names.json (from the generator's naming rules) matches the generated models:
+    a value set under each Python name comes out of to_dict under its JSON name."""
+    import attrs
+
+    from lance_namespace_async import models
+    from lance_namespace_async._base import _field_names, json_data
+
+    class Probe:  # a value every generated to_dict passes on, as is or as its to_dict()
+        def to_dict(self) -> dict[str, bool]:
+            return {"probe": True}
+
+    probe = Probe()
+    renamed = _field_names()
+    assert renamed["TagContents"] == {"manifest_size": "manifestSize"}
+    checked = 0
+    for name in dir(models):
+        model = getattr(models, name)
+        if not (isinstance(model, type) and attrs.has(model) and hasattr(model, "to_dict")):
+            continue
+        for python_name, json_name in renamed.get(name, {}).items():
+            assert python_name in attrs.fields_dict(model), (name, python_name)
+            instance = model.__new__(model)
+            for field in attrs.fields(model):
+                default = field.default
+                if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+                    default = default.factory()
+                object.__setattr__(instance, field.name, default)
+            object.__setattr__(instance, python_name, probe)
+            assert instance.to_dict()[json_name] in (probe, probe.to_dict())
+            assert json_data(instance)[json_name] in (probe, probe.to_dict())
+            checked += 1
+    assert checked == sum(len(fields) for fields in renamed.values())
