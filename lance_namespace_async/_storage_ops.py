@@ -138,19 +138,25 @@ class StorageTableOperations(AsyncLanceNamespace):
         """Called after an operation changed the columns of ``table`` (now ``dataset``);
         catalogs that store columns bring them up to date here."""
 
+    async def _describe_for_storage(self, table: list[str], *, writes: bool) -> Any:
+        """The DescribeTable answer an operation on ``table`` works from; backends whose
+        catalog vends credentials per operation (Unity: READ or READ_WRITE) ask for the
+        ones ``writes`` needs."""
+        from .models import DescribeTableRequest
+
+        return await self._describe_table(DescribeTableRequest.from_dict({"id": table}))
+
     # -- resolving a table ----------------------------------------------------------------------
 
     async def _storage_table(
         self, body: Mapping[str, Any], what: str, *, writes: bool
     ) -> StorageTable:
-        from .models import DescribeTableRequest
-
         if body.get("branch"):
             raise errors.UnsupportedOperationError(f"{what} on a branch")
         table = body.get("id")
         if not isinstance(table, list) or not table:
             raise errors.InvalidInputError(f"{what} needs a table id")
-        described = await self._describe_table(DescribeTableRequest.from_dict({"id": table}))
+        described = await self._describe_for_storage(list(table), writes=writes)
         location = described.to_dict().get("location")
         if not isinstance(location, str) or not location:
             raise errors.InvalidTableStateError(f"{what}: the catalog holds no location")
