@@ -110,7 +110,7 @@ class MotoAws:
 
 def _live(expiration: dt.datetime, now: float) -> bool:
     if expiration.tzinfo is None:  # moto keeps naive UTC datetimes
-        expiration = expiration.replace(tzinfo=dt.timezone.utc)
+        expiration = expiration.replace(tzinfo=dt.UTC)
     return expiration.timestamp() > now
 
 
