@@ -5,13 +5,16 @@ Servers: moto's server on 127.0.0.1 with IAM authentication on (tests/sts_vendor
 its S3 accepts only credentials its STS issued, and refuses them once expired; the Unity
 Catalog look-alike (tests/unity_server.py, release 0.6) and the Iceberg REST look-alike
 (tests/iceberg_rest_server.py), each vending real moto STS credentials that live
-``LIFETIME`` seconds; ``lance-ns serve``'s app (``create_app``) in front of the unity backend.
+``LIFETIME`` seconds; ``lance-ns serve``'s app (``create_app``) in front of the unity backend;
+and the Iceberg project's reference server (tests/iceberg_real_server.py, a JVM of its own
+here) for the one place it does hand credentials out.
 
 Why look-alikes: the real Unity Catalog server is not in the registries this suite may use
 (see tests/unity_server.py), and the Iceberg project's reference server
 (tests/iceberg_real_server.py) does not vend: with ``include-credentials`` it copies the
 static ``s3.*`` keys of its own configuration into every LoadTable ``config``, header or not,
-with no expiry, so nothing there ever needs a refresh. The look-alikes implement what the
+with no expiry, so nothing there ever needs a refresh (the test below checks that the backend
+reads them from there). The look-alikes implement what the
 two specifications say: Unity's ``POST /temporary-table-credentials`` (``table_id``,
 ``operation`` READ | READ_WRITE -> ``aws_temp_credentials``, ``expiration_time`` in epoch
 ms), checked against our contract (tests/contracts/unity-catalog.yaml); Iceberg's LoadTable
@@ -25,6 +28,8 @@ The backends under test hold no storage keys: only moto's endpoint and region
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import logging
 import time
 import uuid
@@ -36,12 +41,14 @@ import httpx
 import lance
 import pyarrow as pa
 import pytest
-from glue_fixtures import use_fake_aws_env
+from glue_fixtures import s3_client, use_fake_aws_env
+from iceberg_real_server import reference_iceberg, unique_name
 from iceberg_rest_server import IcebergCatalogServer, iceberg_catalog
 from sts_vendor import BUCKET, MotoAws, moto_with_iam
 from unity_server import UnityServer, unity_catalog
 
 import lance_namespace_async as lna
+from jvm import need
 from lance_namespace_async import errors
 from lance_namespace_async._vended_credentials import (
     VendedCredentialCache,
@@ -315,6 +322,48 @@ def test_a_long_job_outlives_its_credentials_on_iceberg(
     assert appends >= 10
     assert total == 4 + appends
     assert iceberg.vend_requests[iceberg_table] >= 3
+
+
+def test_the_iceberg_reference_server_hands_out_static_credentials_in_config(
+    aws: MotoAws, tmp_path: Path
+) -> None:
+    """The Iceberg project's own server, with ``include-credentials``, puts the ``s3.*`` keys
+    of its configuration into every LoadTable ``config``: the older place, no expiry. The
+    backend takes them only when it vends, and hands them on without ``expires_at_millis``
+    (pylance then never refreshes)."""
+    issued = dataclasses.replace(aws.vendor, lifetime=3600).vend("READ")
+    properties = {
+        "include-credentials": "true",
+        "s3.access-key-id": issued["access_key_id"],
+        "s3.secret-access-key": issued["secret_access_key"],
+        "s3.session-token": issued["session_token"],
+    }
+    with contextlib.ExitStack() as stack:
+        server = need(lambda: stack.enter_context(reference_iceberg(tmp_path, properties)))
+        space = unique_name("vend")
+        server.rest_client().create_namespace(space)
+        table = ["wh", space, "t"]
+        backend = server.properties(root=str(tmp_path / "lance"), **storage(aws.client_options))
+        with lna.connect_sync("iceberg", backend) as ns:
+            ns.create_table({"id": table}, rows(2))
+            plain = options_of(ns.describe_table({"id": table}))
+            vended = options_of(ns.describe_table({"id": table, "vend_credentials": True}))
+    assert not CREDENTIAL_KEYS & set(plain)
+    assert vended["aws_access_key_id"] == issued["access_key_id"]
+    assert vended["aws_session_token"] == issued["session_token"]
+    assert "expires_at_millis" not in vended
+    assert "refresh_offset_millis" not in vended
+    # ... and they are live credentials at moto's S3
+    listed = s3_client(aws.endpoint, **credentials_of(issued)).list_objects_v2(Bucket=BUCKET)
+    assert listed["ResponseMetadata"]["HTTPStatusCode"] == 200
+
+
+def credentials_of(issued: dict[str, Any]) -> dict[str, str]:
+    return {
+        "aws_access_key_id": issued["access_key_id"],
+        "aws_secret_access_key": issued["secret_access_key"],
+        "aws_session_token": issued["session_token"],
+    }
 
 
 # -- lance-ns serve: vended credentials pass only when the operator allows -------------------
