@@ -44,6 +44,8 @@ import pytest
 from glue_fixtures import s3_client, use_fake_aws_env
 from iceberg_real_server import reference_iceberg, unique_name
 from iceberg_rest_server import IcebergCatalogServer, iceberg_catalog
+from lance.namespace import RestNamespace as PylanceRestNamespace
+from serve_process import lance_ns_serve
 from sts_vendor import BUCKET, MotoAws, moto_with_iam
 from unity_server import UnityServer, unity_catalog
 
@@ -203,20 +205,23 @@ async def test_unity_without_cloud_credentials_vends_nothing(
 # -- a long job: pylance refreshes through our namespace -------------------------------------
 
 
-def long_job(namespace: Any, table_id: list[str], seconds: float) -> tuple[int, int]:
-    """Scans and appends through one dataset handle for ``seconds``: (appends, final rows)."""
-    dataset = lance.dataset(namespace_client=namespace, table_id=table_id)
+def long_job(
+    namespace: Any, table_id: list[str], seconds: float, options: dict[str, str] | None = None
+) -> tuple[int, int]:
+    """Scans and appends through one dataset handle for ``seconds``: (appends, final rows).
+
+    ``options``: the client's own storage options, under the namespace's."""
+    through = {"namespace_client": namespace, "table_id": table_id, "storage_options": options}
+    dataset = lance.dataset(**through)
     appends = 0
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         assert dataset.count_rows() >= 4
         assert dataset.to_table(columns=["id"]).num_rows >= 4
-        dataset = lance.write_dataset(
-            rows(1, 100 + appends), namespace_client=namespace, table_id=table_id, mode="append"
-        )
+        dataset = lance.write_dataset(rows(1, 100 + appends), mode="append", **through)
         appends += 1
         time.sleep(0.2)
-    return appends, lance.dataset(namespace_client=namespace, table_id=table_id).count_rows()
+    return appends, lance.dataset(**through).count_rows()
 
 
 def test_a_long_job_outlives_its_credentials_on_unity(
@@ -243,6 +248,22 @@ def test_a_long_job_outlives_its_credentials_on_unity(
     assert ours  # the job did log (httpx, lance, ...)
     for secret in (initial["aws_secret_access_key"], initial["aws_session_token"]):
         assert not [r.name for r in ours if secret in r.getMessage()]
+
+
+def test_a_long_job_through_lance_ns_serve_refreshes_through_the_server(
+    unity: UnityServer, aws: MotoAws, unity_table: str
+) -> None:
+    """pylance's own RestNamespace, on ``lance-ns serve --expose-vended-credentials`` in front
+    of the unity backend: the client holds only the endpoint, the server hands on what Unity
+    vends, and pylance's refreshes go through the server."""
+    properties = unity_properties(unity, aws, vend_credentials="true")
+    with lance_ns_serve(properties, "--expose-vended-credentials", impl="unity") as served:
+        rest = PylanceRestNamespace(uri=served.uri)
+        table = ["main", "s", "t"]
+        appends, total = long_job(rest, table, 3 * LIFETIME, options=aws.client_options)
+    assert appends >= 10
+    assert total == 4 + appends
+    assert len(unity.credential_requests) >= 3
 
 
 # -- Iceberg -------------------------------------------------------------------------------
