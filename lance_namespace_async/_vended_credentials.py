@@ -99,7 +99,11 @@ def wants_vending(request: Mapping[str, Any], configured: bool) -> bool:
     when it says (true or false), else the backend's setting (the spec: the server decides).
     pylance's refresh sends no flag, so a backend that vends must be configured to."""
     asked = request.get("vend_credentials")
-    return asked if isinstance(asked, bool) else configured
+    if asked is None:
+        return configured
+    if not isinstance(asked, bool):
+        raise errors.InvalidInputError(f"vend_credentials must be a boolean, got {asked!r}")
+    return asked
 
 
 def _now_millis() -> int:

@@ -561,12 +561,13 @@ class UnityNamespace(StorageTableOperations):
 
     async def _describe(self, body: Mapping[str, Any], access: str | None) -> DescribeTableResponse:
         catalog, schema, name = self._table(body)
+        vend = wants_vending(body, self.config.vend_credentials)
         what = f"DescribeTable {catalog}.{schema}.{name}"
         table = await self._get_lance_table(catalog, schema, name, what)
         properties = {str(k): str(v) for k, v in (table.get("properties") or {}).items()}
         location = str(table.get("storage_location") or "")
         options = self.tables.options_for(properties)
-        if wants_vending(body, self.config.vend_credentials):
+        if vend:
             options = with_vended(options, await self._vend(table, access, what))
         result: dict[str, Any] = {
             "table": name,

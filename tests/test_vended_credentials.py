@@ -191,6 +191,21 @@ async def test_unity_read_credentials_cannot_write(
     assert lance.dataset(unity_table, storage_options=aws.producer_options).count_rows() == 4
 
 
+@pytest.mark.parametrize("impl", ["unity", "iceberg"])
+async def test_vend_credentials_must_be_a_boolean(
+    unity: UnityServer, iceberg: IcebergCatalogServer, aws: MotoAws, impl: str
+) -> None:
+    if impl == "unity":
+        properties, table = unity_properties(unity, aws), UNITY_TABLE
+    else:
+        properties, table = iceberg_properties(iceberg, aws), ICEBERG_TABLE
+    async with lna.connect(impl, properties) as ns:
+        with pytest.raises(errors.InvalidInputError, match="vend_credentials must be"):
+            await ns.describe_table({"id": table, "vend_credentials": "yes"})
+    assert unity.requests == []
+    assert iceberg.vend_requests == {}
+
+
 async def test_unity_without_cloud_credentials_vends_nothing(
     unity: UnityServer, aws: MotoAws, unity_table: str
 ) -> None:
