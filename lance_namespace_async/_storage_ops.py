@@ -20,7 +20,10 @@ catalog must see:
   ``managed_by=impl`` tables: the catalog's version, and no direct writes, since
   their commits must go through the catalog);
 * :meth:`~StorageTableOperations._schema_changed`: called after an operation
-  changed the table's columns, for catalogs that store them.
+  changed the table's columns, for catalogs that store them;
+* :meth:`~StorageTableOperations._describe_for_storage`: the DescribeTable an
+  operation resolves the table with (Unity asks it for credentials that fit the
+  operation, READ or READ_WRITE, when it vends: see ``_vended_credentials``).
 
 CreateTable writes the rows first and then registers the table through the
 backend's own RegisterTable; a failure of either step leaves neither behind. It

@@ -58,6 +58,7 @@ from lance_namespace_async._vended_credentials import (
     from_iceberg,
     from_unity,
 )
+from lance_namespace_async.models import DescribeTableResponse
 from lance_namespace_async.server import create_app
 
 #: seconds a vended credential lives (moto enforces it through the fixture's reaper)
@@ -265,6 +266,25 @@ def test_a_long_job_outlives_its_credentials_on_unity(
         assert not [r.name for r in ours if secret in r.getMessage()]
 
 
+def test_one_dataset_handle_outlives_its_credentials(
+    unity: UnityServer, aws: MotoAws, unity_table: str
+) -> None:
+    """No reopening: one handle scans for three lifetimes, and pylance itself asks the
+    namespace (DescribeTable) for fresh credentials whenever the ones it holds near expiry."""
+    properties = unity_properties(unity, aws, vend_credentials="true")
+    with lna.connect_sync("unity", properties) as namespace:
+        dataset = lance.dataset(namespace_client=namespace, table_id=UNITY_TABLE)
+        opened = len(unity.credential_requests)
+        scans = 0
+        deadline = time.monotonic() + 3 * LIFETIME
+        while time.monotonic() < deadline:
+            assert dataset.to_table(columns=["id", "name"]).num_rows == 4
+            scans += 1
+            time.sleep(0.1)
+    assert opened == 1
+    assert len(unity.credential_requests) - opened >= 2, scans
+
+
 def test_a_long_job_through_lance_ns_serve_refreshes_through_the_server(
     unity: UnityServer, aws: MotoAws, unity_table: str
 ) -> None:
@@ -459,6 +479,11 @@ def test_vended_credentials_never_show_their_values() -> None:
     assert "ASIAEXAMPLE" not in repr(vended)
     assert vended.refresh_offset_millis == 60_000  # an hour's credential: pylance's minute
     assert "c4nary" not in repr(VendedCredentialCache())
+    answer = DescribeTableResponse.from_dict(
+        {"location": "s3://b/t", "storage_options": vended.storage_options()}
+    )
+    assert "c4nary" not in repr(answer)
+    assert "aws_secret_access_key" in repr(answer)  # the keys show, not the values
 
 
 @pytest.mark.parametrize(
