@@ -469,9 +469,9 @@ class IcebergNamespace(StorageTableOperations):
         return metadata, result
 
     async def _load_lance_table(
-        self, warehouse: str, namespace: Identifier, name: str, what: str, *, vend: bool = False
+        self, warehouse: str, namespace: Identifier, name: str, what: str
     ) -> dict[str, Any]:
-        return (await self._load_lance_result(warehouse, namespace, name, what, vend=vend))[0]
+        return (await self._load_lance_result(warehouse, namespace, name, what, vend=False))[0]
 
     async def _load_lance_result(
         self, warehouse: str, namespace: Identifier, name: str, what: str, *, vend: bool
