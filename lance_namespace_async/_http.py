@@ -642,8 +642,10 @@ class HttpTransport:
         params: Mapping[str, Any] | None = None,
         json: Any = None,
         max_response_bytes: int | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> tuple[httpx.Response, CallState]:
-        """One logical call of a hand-written backend (any status; errors are the caller's)."""
+        """One logical call of a hand-written backend (any status; errors are the caller's);
+        ``headers`` are added to the configured ones."""
         client = self.client()
         with self.call(
             idempotent=idempotent, what=what, max_response_bytes=max_response_bytes
@@ -654,6 +656,7 @@ class HttpTransport:
                     path,
                     params={k: v for k, v in (params or {}).items() if v is not None},
                     json=json,
+                    headers=headers,
                 )
             except httpx.HTTPError as exc:
                 raise transport_error(exc, what) from exc

@@ -503,16 +503,25 @@ class LanceTables:
         return options
 
     async def complete(
-        self, result: dict[str, Any], request: Mapping[str, Any], location: str, version: Any
+        self,
+        result: dict[str, Any],
+        request: Mapping[str, Any],
+        location: str,
+        version: Any,
+        storage_options: Mapping[str, str] | None = None,
     ) -> None:
-        """The parts of a DescribeTable answer that come from the table itself."""
+        """The parts of a DescribeTable answer that come from the table itself (opened
+        with ``storage_options`` when given, e.g. vended credentials, else the configured)."""
         if request.get("with_table_uri") is True:
             result["table_uri"] = canonical(location)
         detailed = request.get("load_detailed_metadata") is True
         if detailed or (isinstance(version, int) and not isinstance(version, bool)):
-            await self.describe(result, location, version, detailed=detailed)
+            await self.describe(
+                result, location, version, detailed=detailed, storage_options=storage_options
+            )
         elif request.get("check_declared") is True:
-            result["is_only_declared"] = await self.open(location) is None
+            opened = await self.open(location, storage_options=storage_options)
+            result["is_only_declared"] = opened is None
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a blocking call on a bounded worker thread, with typed errors."""
@@ -523,9 +532,17 @@ class LanceTables:
         except Exception as exc:
             raise translate(exc) from exc
 
-    async def open(self, location: str, version: int | None = None) -> Any:
+    async def open(
+        self,
+        location: str,
+        version: int | None = None,
+        *,
+        storage_options: Mapping[str, str] | None = None,
+    ) -> Any:
         """The dataset at ``location`` (at ``version``), or None when it has no data yet."""
         import lance
+
+        options = dict(storage_options) if storage_options is not None else self.storage_options
 
         if version is not None and not 0 <= version < 2**64:
             # Lance versions are u64: pylance would raise OverflowError (an internal error)
@@ -533,9 +550,7 @@ class LanceTables:
 
         def open_it() -> Any:
             try:
-                return lance.dataset(
-                    location, version=version, storage_options=self.storage_options
-                )
+                return lance.dataset(location, version=version, storage_options=options)
             except ValueError as exc:
                 text = str(exc)
                 missing = "not found" in text.lower()
@@ -550,11 +565,17 @@ class LanceTables:
         return await self.run(open_it)
 
     async def describe(
-        self, result: dict[str, Any], location: str, version: Any, *, detailed: bool
+        self,
+        result: dict[str, Any],
+        location: str,
+        version: Any,
+        *,
+        detailed: bool,
+        storage_options: Mapping[str, str] | None = None,
     ) -> None:
         """Fill ``result`` with version, and if ``detailed`` schema, stats and metadata."""
         wanted = version if isinstance(version, int) and not isinstance(version, bool) else None
-        dataset = await self.open(location, wanted)
+        dataset = await self.open(location, wanted, storage_options=storage_options)
         if dataset is None:
             if wanted is not None:
                 raise errors.TableVersionNotFoundError(

@@ -20,7 +20,10 @@ catalog must see:
   ``managed_by=impl`` tables: the catalog's version, and no direct writes, since
   their commits must go through the catalog);
 * :meth:`~StorageTableOperations._schema_changed`: called after an operation
-  changed the table's columns, for catalogs that store them.
+  changed the table's columns, for catalogs that store them;
+* :meth:`~StorageTableOperations._describe_for_storage`: the DescribeTable an
+  operation resolves the table with (Unity asks it for credentials that fit the
+  operation, READ or READ_WRITE, when it vends: see ``_vended_credentials``).
 
 CreateTable writes the rows first and then registers the table through the
 backend's own RegisterTable; a failure of either step leaves neither behind. It
@@ -138,19 +141,25 @@ class StorageTableOperations(AsyncLanceNamespace):
         """Called after an operation changed the columns of ``table`` (now ``dataset``);
         catalogs that store columns bring them up to date here."""
 
+    async def _describe_for_storage(self, table: list[str], *, writes: bool) -> Any:
+        """The DescribeTable answer an operation on ``table`` works from; backends whose
+        catalog vends credentials per operation (Unity: READ or READ_WRITE) ask for the
+        ones ``writes`` needs."""
+        from .models import DescribeTableRequest
+
+        return await self._describe_table(DescribeTableRequest.from_dict({"id": table}))
+
     # -- resolving a table ----------------------------------------------------------------------
 
     async def _storage_table(
         self, body: Mapping[str, Any], what: str, *, writes: bool
     ) -> StorageTable:
-        from .models import DescribeTableRequest
-
         if body.get("branch"):
             raise errors.UnsupportedOperationError(f"{what} on a branch")
         table = body.get("id")
         if not isinstance(table, list) or not table:
             raise errors.InvalidInputError(f"{what} needs a table id")
-        described = await self._describe_table(DescribeTableRequest.from_dict({"id": table}))
+        described = await self._describe_for_storage(list(table), writes=writes)
         location = described.to_dict().get("location")
         if not isinstance(location, str) or not location:
             raise errors.InvalidTableStateError(f"{what}: the catalog holds no location")

@@ -75,6 +75,7 @@ from ._unique_names import (
     refuse_namespace_named_like,
     refuse_table_named_like,
 )
+from ._vended_credentials import VENDING_DOC, from_iceberg, wants_vending, with_vended
 from .models import (
     CreateNamespaceRequest,
     CreateNamespaceResponse,
@@ -142,6 +143,7 @@ class IcebergConfig(HttpConfig):
     )
     list_concurrency: int = prop(default=16, parse=parse_positive_int)
     worker_threads: int = prop(default=8, parse=parse_positive_int)
+    vend_credentials: bool = prop(default=False, parse=parse_bool, doc=VENDING_DOC)
     storage: dict[str, str] = prop(prefix="storage.", secret=True)
 
 
@@ -336,9 +338,16 @@ class IcebergNamespace(StorageTableOperations):
         conflict: type[errors.LanceNamespaceError] = errors.ConcurrentModificationError,
         params: Mapping[str, Any] | None = None,
         json: Any = None,
+        headers: Mapping[str, str] | None = None,
     ) -> httpx.Response:
         response, state = await self.transport.request(
-            method, path, what=what, idempotent=idempotent, params=params, json=json
+            method,
+            path,
+            what=what,
+            idempotent=idempotent,
+            params=params,
+            json=json,
+            headers=headers,
         )
         if response.status_code < 300:
             return response
@@ -438,25 +447,39 @@ class IcebergNamespace(StorageTableOperations):
     async def _load_table(
         self, warehouse: str, namespace: Identifier, name: str, what: str
     ) -> dict[str, Any]:
+        return (await self._load_result(warehouse, namespace, name, what, vend=False))[0]
+
+    async def _load_result(
+        self, warehouse: str, namespace: Identifier, name: str, what: str, *, vend: bool
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The table's metadata and the whole LoadTableResult (with vended credentials
+        when ``vend``: the ``X-Iceberg-Access-Delegation`` header asks for them)."""
         response = await self._request(
             "GET",
             await self._table_path(warehouse, namespace, name),
             what=what,
             idempotent=True,
             not_found=errors.TableNotFoundError,
+            headers={"X-Iceberg-Access-Delegation": "vended-credentials"} if vend else None,
         )
-        metadata = self._json(response, what).get("metadata")
+        result = self._json(response, what)
+        metadata = result.get("metadata")
         if not isinstance(metadata, dict):
             raise errors.InternalError(f"{what}: LoadTable answered without metadata")
-        return metadata
+        return metadata, result
 
     async def _load_lance_table(
         self, warehouse: str, namespace: Identifier, name: str, what: str
     ) -> dict[str, Any]:
-        metadata = await self._load_table(warehouse, namespace, name, what)
+        return (await self._load_lance_result(warehouse, namespace, name, what, vend=False))[0]
+
+    async def _load_lance_result(
+        self, warehouse: str, namespace: Identifier, name: str, what: str, *, vend: bool
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        metadata, result = await self._load_result(warehouse, namespace, name, what, vend=vend)
         if not _is_lance(metadata.get("properties") or {}):
             raise errors.InvalidInputError(f"{what}: {name!r} is not a Lance table")
-        return metadata
+        return metadata, result
 
     # -- namespaces ----------------------------------------------------------------------
 
@@ -846,14 +869,18 @@ class IcebergNamespace(StorageTableOperations):
         body = request.to_dict()
         warehouse, levels, name = self._table_parts(body)
         what = f"DescribeTable {'.'.join((warehouse, *levels, name))}"
-        metadata = await self._load_lance_table(warehouse, levels, name, what)
+        vend = wants_vending(body, self.config.vend_credentials)
+        metadata, loaded = await self._load_lance_result(warehouse, levels, name, what, vend=vend)
         properties = {str(k): str(v) for k, v in (metadata.get("properties") or {}).items()}
         location = str(metadata.get("location") or "")
+        options = self.tables.options_for(_lance_properties(properties), _MARKERS)
+        if vend:
+            options = with_vended(options, from_iceberg(loaded, location, what))
         result: dict[str, Any] = {
             "table": name,
             "namespace": [warehouse, *levels],
             "location": location,
-            "storage_options": self.tables.options_for(_lance_properties(properties), _MARKERS),
+            "storage_options": options,
             "properties": properties,
         }
         version = body.get("version")
@@ -861,7 +888,7 @@ class IcebergNamespace(StorageTableOperations):
             current = metadata.get("current-snapshot-id")
             if version is None and isinstance(current, int) and current >= 0:
                 version = current  # the catalog, not the directory, names the version
-        await self.tables.complete(result, body, location, version)
+        await self.tables.complete(result, body, location, version, options)
         return DescribeTableResponse.from_dict(result)
 
     async def _table_exists(self, request: TableExistsRequest) -> TableExistsResponse:

@@ -20,3 +20,15 @@ def _unset_repr(self: Unset) -> str:
 # The generated class has object's repr ("<...Unset object at 0x7f...>"), which is
 # what printing a model with unset fields showed; generated/ is never edited by hand.
 Unset.__repr__ = _unset_repr  # type: ignore[method-assign,assignment]
+
+
+def _storage_options_repr(self: object) -> str:
+    keys = sorted(getattr(self, "additional_properties", {}))
+    return f"{type(self).__name__}(keys={keys!r})"
+
+
+# Storage options carry credentials (the operator's, or ones a catalog vended): their
+# generated attrs repr would print the values wherever a response is logged or shown.
+for _name in _generated_all:
+    if _name.endswith("StorageOptions"):
+        globals()[_name].__repr__ = _storage_options_repr

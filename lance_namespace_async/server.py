@@ -25,7 +25,11 @@ What the adapter guarantees, whatever the backend:
   messages of the other errors a backend raises carry no server paths;
 * the server's own storage options (``storage.*``, credentials included) are
   never in an answer unless the operator opts in (``expose_storage_options``):
-  handing out credentials is a credential vendor's job;
+  handing out credentials is a credential vendor's job. Credentials the backend's
+  catalog vended for one table (short-lived, scoped by the catalog to that table and
+  the server's identity) are left out too unless the operator opts in to those alone
+  (``expose_vended_credentials``): the answer then carries just the vended keys
+  (credentials, ``expires_at_millis``, ``refresh_offset_millis``), never ``storage.*``;
 * an optional bearer token checked in constant time before anything else
   (routing included), and a request-body limit enforced while streaming;
 * malformed query values (``limit=x``, ``descending=yes``, a parameter given
@@ -65,6 +69,7 @@ from . import errors
 from ._arrow_data import ArrowData
 from ._identifiers import DEFAULT_DELIMITER, parse_identifier
 from ._operations import OPERATIONS, Operation
+from ._vended_credentials import capture_vended
 
 try:
     from starlette.applications import Starlette
@@ -415,11 +420,13 @@ class _Adapter:
         token: bytes | None,
         max_body_bytes: int,
         expose_storage_options: bool,
+        expose_vended_credentials: bool = False,
     ) -> None:
         self.namespace = namespace
         self.token = token
         self.max_body_bytes = max_body_bytes
         self.expose_storage_options = expose_storage_options
+        self.expose_vended_credentials = expose_vended_credentials
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan is Starlette's; websockets are not ours
@@ -587,14 +594,17 @@ class _Adapter:
                 ipc: bytes = await self.namespace.query_table_ipc(body)
                 return ipc
             call = getattr(self.namespace, route.method)
-            result = await (call(body, data) if data is not None else call(body))
+            with capture_vended() as vended:
+                result = await (call(body, data) if data is not None else call(body))
         except errors.LanceNamespaceError as exc:
             raise _BackendError(exc) from exc
         if route.empty_response:
             return None
         answer = _answer_body(operation, result)
         if not self.expose_storage_options and isinstance(answer, dict):
-            answer.pop("storage_options", None)
+            answered = answer.pop("storage_options", None) is not None
+            if self.expose_vended_credentials and vended and answered:
+                answer["storage_options"] = dict(vended)  # the catalog's, never our own
         return answer
 
     async def _read_body(self, request: Request, media_type: str | None = None) -> bytes:
@@ -638,6 +648,7 @@ def create_app(
     auth_token: str | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     expose_storage_options: bool = False,
+    expose_vended_credentials: bool = False,
 ) -> Starlette:
     """The ASGI application serving ``namespace`` as a Lance REST Namespace.
 
@@ -651,6 +662,12 @@ def create_app(
     own (its ``storage.*`` properties, credentials included), and a client must
     bring its own or get them from a credential vendor. Opt in only when every
     client may hold what the backend answers there.
+
+    ``expose_vended_credentials`` passes on, alone, the credentials the backend's
+    catalog vended for the described table (DescribeTable of a backend with
+    ``vend_credentials``; see ``_vended_credentials``): short-lived and scoped by the
+    catalog, but scoped to this server's identity, not the client's. Opt in only when
+    every client may act on storage as the server does for the tables it can describe.
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
         raise errors.InvalidInputError("max_body_bytes must be an integer")
@@ -658,7 +675,15 @@ def create_app(
         raise errors.InvalidInputError("max_body_bytes must be >= 1")
     if not isinstance(expose_storage_options, bool):
         raise errors.InvalidInputError("expose_storage_options must be a boolean")
-    adapter = _Adapter(namespace, _check_token(auth_token), max_body_bytes, expose_storage_options)
+    if not isinstance(expose_vended_credentials, bool):
+        raise errors.InvalidInputError("expose_vended_credentials must be a boolean")
+    adapter = _Adapter(
+        namespace,
+        _check_token(auth_token),
+        max_body_bytes,
+        expose_storage_options,
+        expose_vended_credentials,
+    )
     app = Starlette()
     # the router's fallback, not a Mount: Mount("") matches with ``.*``, so a path
     # holding a decoded newline (%0A) missed it and got Starlette's plain-text 404
@@ -686,6 +711,7 @@ def serve(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     limits: ServerLimits | None = None,
     expose_storage_options: bool = False,
+    expose_vended_credentials: bool = False,
     log_level: str = "info",
 ) -> None:
     """Run the adapter with uvicorn until interrupted (blocking).
@@ -696,7 +722,7 @@ def serve(
     so binding elsewhere without a token logs a warning. ``limits`` bound what
     any client, with a token or without, can make the server hold
     (:class:`ServerLimits`; the defaults when None); ``expose_storage_options``
-    is :func:`create_app`'s.
+    and ``expose_vended_credentials`` are :func:`create_app`'s.
     """
     from ._base import AsyncLanceNamespace
     from ._registry import connect
@@ -718,6 +744,7 @@ def serve(
         auth_token=auth_token,
         max_body_bytes=max_body_bytes,
         expose_storage_options=expose_storage_options,
+        expose_vended_credentials=expose_vended_credentials,
     )
     if auth_token is None and not _is_loopback(host):
         logger.warning("serving on %s without authentication: anyone can reach it", host)

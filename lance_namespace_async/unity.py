@@ -31,6 +31,7 @@ the root and places inside, holding or belonging to another table.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Self
@@ -41,7 +42,7 @@ import httpx
 
 from . import errors
 from ._arrow_json import spark_type
-from ._config import mask_url_userinfo, parse_positive_int, prop
+from ._config import mask_url_userinfo, parse_bool, parse_positive_int, prop
 from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous, parse_http_url
 from ._identifiers import Identifier, validate_identifier
 from ._lance_tables import (
@@ -57,6 +58,14 @@ from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, pa
 from ._paging import page_of
 from ._storage_ops import StorageTableOperations
 from ._unique_names import refuse_existing_table
+from ._vended_credentials import (
+    VENDING_DOC,
+    VendedCredentialCache,
+    VendedCredentials,
+    from_unity,
+    wants_vending,
+    with_vended,
+)
 from .models import (
     CreateNamespaceRequest,
     CreateNamespaceResponse,
@@ -109,6 +118,7 @@ class UnityConfig(HttpConfig):
         default=(), parse=parse_locations, doc=DROP_ALLOWED_LOCATIONS_DOC
     )
     worker_threads: int = prop(default=8, parse=parse_positive_int)
+    vend_credentials: bool = prop(default=False, parse=parse_bool, doc=VENDING_DOC)
     storage: dict[str, str] = prop(prefix="storage.", secret=True)
 
 
@@ -203,6 +213,7 @@ class UnityNamespace(StorageTableOperations):
             storage_root=config.root if "root" in config.properties else None,
             drop_allowed=config.drop_allowed_locations,
         )
+        self.vended = VendedCredentialCache()
 
     @classmethod
     def from_properties(cls, properties: Any) -> Self:
@@ -542,21 +553,62 @@ class UnityNamespace(StorageTableOperations):
         return RegisterTableResponse.from_dict({"location": location, "properties": properties})
 
     async def _describe_table(self, request: DescribeTableRequest) -> DescribeTableResponse:
-        body = request.to_dict()
+        # a client may write through what it is handed: the broadest credentials it may hold
+        return await self._describe(request.to_dict(), access=None)
+
+    async def _describe_for_storage(self, table: list[str], *, writes: bool) -> Any:
+        return await self._describe({"id": table}, access="READ_WRITE" if writes else "READ")
+
+    async def _describe(self, body: Mapping[str, Any], access: str | None) -> DescribeTableResponse:
         catalog, schema, name = self._table(body)
+        vend = wants_vending(body, self.config.vend_credentials)
         what = f"DescribeTable {catalog}.{schema}.{name}"
         table = await self._get_lance_table(catalog, schema, name, what)
         properties = {str(k): str(v) for k, v in (table.get("properties") or {}).items()}
         location = str(table.get("storage_location") or "")
+        options = self.tables.options_for(properties)
+        if vend:
+            options = with_vended(options, await self._vend(table, access, what))
         result: dict[str, Any] = {
             "table": name,
             "namespace": [catalog, schema],
             "location": location,
-            "storage_options": self.tables.options_for(properties),
+            "storage_options": options,
             "properties": properties,
         }
-        await self.tables.complete(result, body, location, body.get("version"))
+        await self.tables.complete(result, body, location, body.get("version"), options)
         return DescribeTableResponse.from_dict(result)
+
+    async def _vend(
+        self, table: Mapping[str, Any], access: str | None, what: str
+    ) -> VendedCredentials | None:
+        """Unity's temporary credentials for ``table``: for ``access`` (READ or READ_WRITE),
+        or (None) READ_WRITE where Unity grants it and READ where it refuses that."""
+        table_id = table.get("table_id")
+        if not isinstance(table_id, str) or not table_id:
+            raise errors.InternalError(f"{what}: Unity named no table_id to vend credentials for")
+
+        async def ask(operation: str) -> VendedCredentials | None:
+            answer = await self._request(
+                "POST",
+                "/temporary-table-credentials",
+                json={"table_id": table_id, "operation": operation},
+                what=f"{what}: temporary credentials",
+                idempotent=True,  # nothing is created: asking again is harmless
+                not_found=errors.TableNotFoundError,
+            )
+            return from_unity(answer, what)
+
+        async def broadest() -> VendedCredentials | None:
+            try:
+                return await ask("READ_WRITE")
+            except errors.PermissionDeniedError:
+                return await ask("READ")
+
+        # keyed by Unity's table id: a table dropped and created again gets new credentials
+        if access is None:
+            return await self.vended.get((table_id, "broadest"), broadest)
+        return await self.vended.get((table_id, access), functools.partial(ask, access))
 
     async def _table_exists(self, request: TableExistsRequest) -> TableExistsResponse:
         if isinstance(request.to_dict().get("version"), int):  # that version must exist too

@@ -37,7 +37,7 @@ import contextlib
 import json
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -116,8 +116,15 @@ def _serving(port: int) -> bool:
 
 
 @contextlib.contextmanager
-def reference_iceberg(tmp: Path) -> Iterator[ReferenceIcebergServer]:
-    """Start the reference server in ``tmp``; raises ``jvm.JvmUnavailable`` without Java/Maven."""
+def reference_iceberg(
+    tmp: Path, properties: Mapping[str, str] | None = None
+) -> Iterator[ReferenceIcebergServer]:
+    """Start the reference server in ``tmp``; raises ``jvm.JvmUnavailable`` without Java/Maven.
+
+    ``properties`` are more catalog properties (``include-credentials``, ``s3.access-key-id``),
+    passed as the server reads them: ``CATALOG_`` + the name with ``-`` as ``__`` and ``.``
+    as ``_``, upper-cased.
+    """
     jars = classpath(PROJECT).split(":")
     warehouse = tmp / "warehouse"
     warehouse.mkdir(parents=True, exist_ok=True)
@@ -128,6 +135,8 @@ def reference_iceberg(tmp: Path) -> Iterator[ReferenceIcebergServer]:
         "CATALOG_WAREHOUSE": str(warehouse),
         "CATALOG_REST_PORT": str(port),
     }
+    for name, value in (properties or {}).items():
+        env["CATALOG_" + name.replace("-", "__").replace(".", "_").upper()] = value
     with java_server(
         "Iceberg REST catalog server",
         main_class=MAIN_CLASS,

@@ -309,6 +309,17 @@ class IcebergCatalogServer(SpecCheckedServer):
             "dropTable": self._drop_table,
             "renameTable": self._rename_table,
         }
+        #: issues S3 credentials for a table location (``access_key_id``, ``secret_access_key``,
+        #: ``session_token``, ``expiration_millis``); None: nothing is vended, header or not
+        self.credential_vendor: Callable[[str], dict[str, Any]] | None = None
+        #: where vended credentials go: "storage-credentials" (one entry, the table location
+        #: as prefix, as current servers do) or "config" (the older place)
+        self.vend_in = "storage-credentials"
+        #: more properties of every warehouse's SqlCatalog, e.g. its own S3 FileIO settings
+        #: (``s3.endpoint``, ``s3.access-key-id``, ...) for tables on object storage
+        self.catalog_properties: dict[str, str] = {}
+        #: LoadTable requests that asked for vended credentials, by table location
+        self.vend_requests: collections.Counter[str] = collections.Counter()
 
     # public helpers
 
@@ -323,7 +334,12 @@ class IcebergCatalogServer(SpecCheckedServer):
             root = self.warehouse_root / warehouse
             root.mkdir(parents=True, exist_ok=True)
             database = self._db_dir / f"{len(self._catalogs)}.db"
-            catalog = SqlCatalog(warehouse, uri=f"sqlite:///{database}", warehouse=root.as_uri())
+            catalog = SqlCatalog(
+                warehouse,
+                uri=f"sqlite:///{database}",
+                warehouse=root.as_uri(),
+                **self.catalog_properties,
+            )
             self._catalogs[warehouse] = catalog
             return catalog
 
@@ -635,7 +651,28 @@ class IcebergCatalogServer(SpecCheckedServer):
             metadata = metadata.model_copy(
                 update={"snapshots": [s for s in metadata.snapshots if s.snapshot_id in referenced]}
             )
-        return _Reply(200, self._load_result(metadata, table.metadata_location))
+        result = self._load_result(metadata, table.metadata_location)
+        delegation = call.headers.get("X-Iceberg-Access-Delegation", "")
+        if "vended-credentials" in [m.strip() for m in delegation.split(",")]:
+            self._vend(result, metadata.location)
+        return _Reply(200, result)
+
+    def _vend(self, result: dict[str, Any], location: str) -> None:
+        """Vended S3 credentials into ``result``, with Iceberg's S3FileIO property names."""
+        self.vend_requests[location] += 1
+        if self.credential_vendor is None:
+            return
+        issued = self.credential_vendor(location)
+        config = {
+            "s3.access-key-id": issued["access_key_id"],
+            "s3.secret-access-key": issued["secret_access_key"],
+            "s3.session-token": issued["session_token"],
+            "s3.session-token-expires-at-ms": str(issued["expiration_millis"]),
+        }
+        if self.vend_in == "config":
+            result["config"].update(config)
+        else:
+            result["storage-credentials"] = [{"prefix": location, "config": config}]
 
     def _table_exists(self, call: _Call) -> _Reply:
         if not _catalog(call).table_exists(self._table_identifier(call)):

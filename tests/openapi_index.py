@@ -475,6 +475,7 @@ class Call:
     path: dict[str, str]  # percent-decoded
     query: dict[str, Any]  # last values as given, or deserialized (``typed_query``)
     body: Any
+    headers: Mapping[str, str] = field(default_factory=dict)  # case-insensitive lookups
 
 
 @dataclass(frozen=True)
@@ -635,6 +636,7 @@ class SpecCheckedServer(abc.ABC):
                     else {k: v[-1] for k, v in query.items()}
                 ),
                 body=parsed,
+                headers=headers,
             )
             reply = self.dispatch(call)
 

@@ -33,10 +33,13 @@ class ServeProcess:
 
 @contextlib.contextmanager
 def lance_ns_serve(
-    properties: dict[str, str], *options: str, env: dict[str, str] | None = None
+    properties: dict[str, str],
+    *options: str,
+    env: dict[str, str] | None = None,
+    impl: str = "dir",
 ) -> Iterator[ServeProcess]:
-    """Start ``lance-ns serve --impl dir`` with ``properties`` and ``options``; stop it (SIGTERM)
-    on exit and require a clean exit (code 0)."""
+    """Start ``lance-ns serve --impl <impl>`` with ``properties`` and ``options``; stop it
+    (SIGTERM) on exit and require a clean exit (code 0)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -46,7 +49,7 @@ def lance_ns_serve(
     )
     props = [arg for key, value in properties.items() for arg in ("--prop", f"{key}={value}")]
     process = subprocess.Popen(
-        [*command, "serve", "--impl", "dir", *props, "--port", str(port), *options],
+        [*command, "serve", "--impl", impl, *props, "--port", str(port), *options],
         env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

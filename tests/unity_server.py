@@ -508,7 +508,15 @@ class UnityServer(SpecCheckedServer):
             "createTable": self._create_table,
             "getTable": self._get_table,
             "deleteTable": self._delete_table,
+            "generateTemporaryTableCredentials": self._temporary_table_credentials,
         }
+        #: issues credentials for (table storage_location, operation); None: Unity's answer
+        #: for a location with no cloud credentials configured (no credential member set)
+        self.credential_vendor: Callable[[str, str], dict[str, Any]] | None = None
+        #: every temporary-table-credentials request: (full table name, operation)
+        self.credential_requests: list[tuple[str, str]] = []
+        #: table full names whose READ_WRITE requests are refused (PERMISSION_DENIED)
+        self.read_only_tables: set[str] = set()
 
     # public helpers
 
@@ -974,6 +982,30 @@ class UnityServer(SpecCheckedServer):
             raise
         del self.tables[full_name]
         return self._ok_deleted()
+
+    def _temporary_table_credentials(self, call: _Call) -> _Reply:
+        body = self._body(call)
+        found = [t for t in self.tables.values() if t.get("table_id") == body["table_id"]]
+        if not found:
+            raise UnityError("TABLE_NOT_FOUND", f"Table not found: {body['table_id']}")
+        table, operation = found[0], body["operation"]
+        full_name = f"{table['catalog_name']}.{table['schema_name']}.{table['name']}"
+        self.credential_requests.append((full_name, operation))
+        if operation == "UNKNOWN_TABLE_OPERATION":
+            raise UnityError("INVALID_ARGUMENT", "Unknown table operation")
+        if operation == "READ_WRITE" and full_name in self.read_only_tables:
+            raise UnityError("PERMISSION_DENIED", f"MODIFY is not granted on {full_name}")
+        answer = self._blank("TemporaryCredentials")
+        answer["url"] = table.get("storage_location")
+        if self.credential_vendor is not None:
+            issued = self.credential_vendor(str(table.get("storage_location")), operation)
+            answer["aws_temp_credentials"] = {
+                "access_key_id": issued["access_key_id"],
+                "secret_access_key": issued["secret_access_key"],
+                "session_token": issued["session_token"],
+            }
+            answer["expiration_time"] = issued["expiration_millis"]
+        return _Reply(200, answer)
 
 
 @contextlib.contextmanager

@@ -47,6 +47,13 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         help="answer DescribeTable/DeclareTable with the backend's storage options, "
         "storage.* credentials included (default: never; give clients their own)",
     )
+    serve.add_argument(
+        "--expose-vended-credentials",
+        action="store_true",
+        help="answer DescribeTable with the short-lived credentials the backend's catalog "
+        "vended for that table (its vend_credentials), and nothing of storage.* "
+        "(default: never)",
+    )
     limits = serve.add_argument_group(
         "connection limits", "what any client, with a token or not, can make the server hold"
     )
@@ -145,6 +152,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
             max_body_bytes=args.max_body_bytes,
             limits=limits,
             expose_storage_options=args.expose_storage_options,
+            expose_vended_credentials=args.expose_vended_credentials,
             log_level=args.log_level,
         )
     except KeyboardInterrupt:
