@@ -973,7 +973,8 @@ def test_cli_serves_with_a_token_from_the_environment(root: Path, spec: SpecVali
         spec.check(response)
         expect_error(response, 401, 16)
         headers = {"Authorization": f"Bearer {TOKEN}"}
-        created = httpx.post(f"{url}/v1/namespace/cli/create", json={}, headers=headers)
+        # the first write creates the manifest table: seconds on a loaded machine
+        created = httpx.post(f"{url}/v1/namespace/cli/create", json={}, headers=headers, timeout=60)
         spec.check(created)
         assert created.status_code == 200
         assert (root / "__manifest").is_dir()
@@ -1033,7 +1034,9 @@ def test_serve_builds_the_backend_from_an_impl_name(root: Path) -> None:
         deadline = time.monotonic() + 20
         while True:
             try:
-                response = httpx.post(f"http://127.0.0.1:{port}/v1/namespace/x/create", json={})
+                response = httpx.post(
+                    f"http://127.0.0.1:{port}/v1/namespace/x/create", json={}, timeout=60
+                )
                 break
             except httpx.ConnectError:
                 assert process.poll() is None, process.communicate()
