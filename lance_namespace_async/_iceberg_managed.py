@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
     from ._identifiers import Identifier
 
-__all__ = ["LoopNamespace", "ManagedIcebergVersions", "snapshot_updates"]
+__all__ = ["LoopNamespace", "ManagedIcebergVersions", "schema_changes", "snapshot_updates"]
 
 _U64_MAX = 2**64 - 1
 #: a staged manifest: the final name, then ``-`` and the writer's unique suffix
@@ -91,20 +91,19 @@ def snapshot_updates(
     location: str,
     *,
     schema: dict[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
     manifest: str | None = None,
 ) -> list[dict[str, Any]]:
     """The UpdateTable changes that make Lance ``version`` the catalog's current one.
 
     A snapshot whose id is the version (seed 003), the ``main`` ref moved to it (which
     also appends the snapshot-log entry); with ``schema`` (tooling mode) that schema
+    made current (:func:`schema_changes` of the table's ``metadata``)
     added and made current first. ``manifest``: the version's manifest, table-relative.
     """
     updates: list[dict[str, Any]] = []
     if schema is not None:
-        updates += [
-            {"action": "add-schema", "schema": schema},
-            {"action": "set-current-schema", "schema-id": -1},  # the one just added
-        ]
+        updates += schema_changes(metadata or {}, schema)
     summary = {"operation": "append", "lance-version": str(version)}
     if manifest is not None:
         summary["lance-manifest"] = manifest
@@ -124,6 +123,22 @@ def snapshot_updates(
         },
     ]
     return updates
+
+
+def schema_changes(metadata: Mapping[str, Any], schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The UpdateTable changes that make ``schema`` current: none when it is, a switch to
+    an equal schema the table has (Iceberg reuses it rather than adding it again), else
+    the schema added (the catalog assigns its id: 1 for a table's first Lance schema)."""
+    current = metadata.get("current-schema-id")
+    for existing in metadata.get("schemas") or []:
+        if isinstance(existing, dict) and _same_fields(existing.get("fields"), schema["fields"]):
+            if existing.get("schema-id") == current:
+                return []
+            return [{"action": "set-current-schema", "schema-id": existing.get("schema-id")}]
+    return [
+        {"action": "add-schema", "schema": schema},
+        {"action": "set-current-schema", "schema-id": -1},  # the one just added
+    ]
 
 
 def _current_version(metadata: Mapping[str, Any]) -> int | None:
@@ -425,7 +440,9 @@ class ManagedIcebergVersions(StorageTableOperations):
             json={
                 "identifier": {"namespace": list(levels), "name": name},
                 "requirements": requirements,
-                "updates": snapshot_updates(version, location, schema=schema, manifest=manifest),
+                "updates": snapshot_updates(
+                    version, location, schema=schema, metadata=metadata, manifest=manifest
+                ),
             },
             what=what,
             idempotent=False,
@@ -494,15 +511,9 @@ class ManagedIcebergVersions(StorageTableOperations):
         dataset = await anyio.to_thread.run_sync(
             lambda: lance.dataset(location, version=version, storage_options=None)
         )
-        schema = arrow_to_iceberg_schema(dataset.schema, 1)
-        current_id = metadata.get("current-schema-id")
-        for existing in metadata.get("schemas") or []:
-            if (
-                isinstance(existing, dict)
-                and existing.get("schema-id") == current_id
-                and _same_fields(existing.get("fields"), schema["fields"])
-            ):
-                return
+        changes = schema_changes(metadata, arrow_to_iceberg_schema(dataset.schema, 1))
+        if not changes:
+            return
         requirements = [{"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": version}]
         try:
             await self._request(
@@ -511,10 +522,7 @@ class ManagedIcebergVersions(StorageTableOperations):
                 json={
                     "identifier": {"namespace": list(levels), "name": name},
                     "requirements": requirements,
-                    "updates": [
-                        {"action": "add-schema", "schema": schema},
-                        {"action": "set-current-schema", "schema-id": -1},
-                    ],
+                    "updates": changes,
                 },
                 what=what,
                 idempotent=False,
