@@ -306,6 +306,33 @@ def _put_back(moved: list[tuple[str, str]], newest: int | None) -> None:
             os.rename(aside, final)
 
 
+_SET_ASIDE = re.compile(r"^(\d{1,20}\.manifest)-unaccepted-[0-9a-f]{32}$")
+
+
+def _bring_back(location: str) -> None:
+    """Give set-aside manifests their final names again (the newest copy of each
+    version), where no manifest took the name since."""
+    path = local_path(location)
+    if path is None:
+        return
+    versions = os.path.join(path, "_versions")
+    try:
+        entries = os.listdir(versions)
+    except OSError:
+        return
+    newest: dict[str, tuple[float, str]] = {}
+    for entry in entries:
+        aside = _SET_ASIDE.match(entry)
+        if aside is None:
+            continue
+        stamp = os.stat(os.path.join(versions, entry)).st_mtime
+        if aside.group(1) not in newest or stamp > newest[aside.group(1)][0]:
+            newest[aside.group(1)] = (stamp, entry)
+    for final, (_, entry) in newest.items():
+        if not os.path.exists(os.path.join(versions, final)):
+            os.rename(os.path.join(versions, entry), os.path.join(versions, final))
+
+
 def _managed_versions(dataset: Any, location: str, newest: int) -> list[dict[str, Any]]:
     """TableVersion bodies of a managed table's versions up to the catalog's ``newest``."""
     names = _manifest_names(location, newest)
@@ -559,6 +586,11 @@ class ManagedIcebergVersions(StorageTableOperations):
         moved = await anyio.to_thread.run_sync(_set_aside, location, unaccepted)
         if moved:
             await anyio.to_thread.run_sync(_put_back, moved, await accepted())
+
+    async def _adopt_set_aside(self, location: str) -> None:
+        """Before versions written around the catalog are adopted on purpose
+        (``commit_table_version``): the ones set aside are brought back."""
+        await anyio.to_thread.run_sync(_bring_back, location)
 
     async def _commit_created(self, table: StorageTable, dataset: Any) -> None:
         """A managed table's first version, written to storage where it was declared,

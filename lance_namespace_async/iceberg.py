@@ -1015,12 +1015,14 @@ class IcebergNamespace(ManagedIcebergVersions):
         (the version the writer started from; ``None`` for a table without one), so
         two writers racing from the same version cannot both win: the loser gets
         ConcurrentModificationError (14). ``version`` defaults to the latest version
-        of the Lance table. Returns the version now current in the catalog.
+        of the Lance table, including versions DescribeTable set aside as written
+        around the catalog. Returns the version now current in the catalog.
         """
         warehouse, levels, name = self._table_parts({"id": table_id})
         what = f"CommitTableVersion {'.'.join((warehouse, *levels, name))}"
         metadata = await self._load_lance_table(warehouse, levels, name, what)
         location = str(metadata.get("location") or "")
+        await self._adopt_set_aside(location)
         dataset = await self.tables.require(location)
         if version is not None:
             dataset = await self.tables.open(location, version)
