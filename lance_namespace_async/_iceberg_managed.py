@@ -53,7 +53,7 @@ import lance_namespace
 
 from . import errors
 from ._base import json_data
-from ._lance_tables import local_path
+from ._lance_tables import local_path, translate
 from ._operations import OPERATIONS_BY_METHOD
 from ._storage_ops import StorageTable, StorageTableOperations
 
@@ -647,7 +647,11 @@ class ManagedIcebergVersions(StorageTableOperations):
             dataset = lance.dataset(table.location, version=newest, storage_options=options)
             return _managed_versions(dataset, table.location, newest)
 
-        return await self.tables.run(listed)
+        # not on the table's worker threads: pylance asks this while it holds one of them
+        try:
+            return await anyio.to_thread.run_sync(listed)
+        except Exception as exc:
+            raise translate(exc) from exc
 
 
 def _page_of_versions(

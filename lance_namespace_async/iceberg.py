@@ -873,13 +873,17 @@ class IcebergNamespace(ManagedIcebergVersions):
             result["managed_versioning"] = True  # pylance commits through CreateTableVersion
             current = metadata.get("current-snapshot-id")
             current = current if isinstance(current, int) and current >= 0 else None
-            if version is None:
-                version = current  # the catalog, not the directory, names the version
-            elif isinstance(version, int) and (current is None or version > current):
+            if isinstance(version, int) and (current is None or version > current):
                 raise errors.TableVersionNotFoundError(
                     f"{what}: the catalog has no version {version}"
                 )
             await self._set_aside_unaccepted([warehouse, *levels, name], location, current)
+            if version is None and current is not None:
+                # the catalog, not the directory, names the version; the table is opened
+                # only for details (pylance asks this holding a worker thread)
+                result["version"] = current
+                if body.get("load_detailed_metadata") is True:
+                    version = current
         await self.tables.complete(result, body, location, version)
         return DescribeTableResponse.from_dict(result)
 

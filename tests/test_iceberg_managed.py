@@ -226,7 +226,10 @@ def test_a_commit_written_around_the_catalog_is_never_visible_through_the_namesp
 async def test_our_data_operations_on_a_managed_table_commit_through_the_catalog(
     iceberg_reference: ReferenceIcebergServer, place: str, tmp_path: Path
 ) -> None:
-    properties = iceberg_reference.properties(root=str(tmp_path / "root"), iceberg_tooling="true")
+    # one worker thread: pylance, holding it, calls the backend back for versions and commits
+    properties = iceberg_reference.properties(
+        root=str(tmp_path / "root"), iceberg_tooling="true", worker_threads="1"
+    )
     pyiceberg = iceberg_reference.rest_client()
     async with lna.connect("iceberg", properties) as ns:
         table = [WH, place, "ops"]
