@@ -63,7 +63,7 @@ def facade(
         yield namespace
 
 
-class Recording(lance_namespace.LanceNamespace):  # type: ignore[misc]
+class Recording(lance_namespace.LanceNamespace):
     """The facade as pylance's namespace client, keeping what CreateTableVersion raised."""
 
     def __init__(self, facade: lna.SyncLanceNamespace) -> None:
@@ -298,3 +298,34 @@ async def test_create_table_version_refuses_a_manifest_that_is_not_the_tables(
             await ns.create_table_version(
                 {"id": plain, "version": 2, "manifest_path": "_versions/2.manifest-a"}
             )
+
+
+def test_pylance_through_our_rest_adapter_commits_through_the_catalog(
+    iceberg_reference: ReferenceIcebergServer, place: str, tmp_path: Path
+) -> None:
+    """pylance -> the rest backend's facade -> our REST adapter (create_app, on a free
+    loopback port) -> the iceberg backend: CreateTableVersion travels as Lance REST."""
+    from uvicorn_thread import UvicornThread
+
+    from lance_namespace_async.server import create_app
+
+    properties = iceberg_reference.properties(root=str(tmp_path / "root"), managed_by="impl")
+    server = UvicornThread(
+        create_app(lna.connect("iceberg", properties)),
+        name="managed-adapter",
+        description="our REST adapter over the iceberg backend",
+    )
+    uri = server.start()
+    try:
+        with lna.connect_sync("rest", {"uri": uri}) as facade:
+            table = [WH, place, "served"]
+            lance.write_dataset(rows(1), namespace_client=facade, table_id=table)
+            appended = lance.write_dataset(
+                rows(2), namespace_client=facade, table_id=table, mode="append"
+            )
+            assert facade.describe_table({"id": table}).managed_versioning is True
+            assert xs(facade, table) == [1, 2]
+    finally:
+        server.stop()
+    loaded = iceberg_reference.rest_client().load_table((place, "served"))
+    assert loaded.metadata.current_snapshot_id == appended.version == 2
