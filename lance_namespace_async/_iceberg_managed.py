@@ -93,13 +93,15 @@ def snapshot_updates(
     schema: dict[str, Any] | None = None,
     metadata: Mapping[str, Any] | None = None,
     manifest: str | None = None,
+    staged: str | None = None,
 ) -> list[dict[str, Any]]:
     """The UpdateTable changes that make Lance ``version`` the catalog's current one.
 
     A snapshot whose id is the version (seed 003), the ``main`` ref moved to it (which
     also appends the snapshot-log entry); with ``schema`` (tooling mode) that schema
-    made current (:func:`schema_changes` of the table's ``metadata``)
-    added and made current first. ``manifest``: the version's manifest, table-relative.
+    made current first (:func:`schema_changes` of the table's ``metadata``).
+    ``manifest``: the version's manifest, relative to the table, and ``staged`` the name
+    it is staged under until it gets it, kept in the summary.
     """
     updates: list[dict[str, Any]] = []
     if schema is not None:
@@ -107,6 +109,8 @@ def snapshot_updates(
     summary = {"operation": "append", "lance-version": str(version)}
     if manifest is not None:
         summary["lance-manifest"] = manifest
+    if staged is not None:
+        summary["lance-staged"] = staged
     snapshot: dict[str, Any] = {
         "snapshot-id": version,
         "timestamp-ms": int(time.time() * 1000),
@@ -237,7 +241,12 @@ def _require_file(path: str, what: str) -> None:
 def _finalize(staged: str, final: str) -> int:
     """Give the staged manifest its final name (atomically, replacing what a writer
     around the catalog put there); its size."""
-    os.replace(staged, final)
+    try:
+        os.replace(staged, final)
+    except FileNotFoundError:
+        if not os.path.isfile(final):
+            raise
+        # a DescribeTable that saw the catalog's version before its rename did it
     return os.path.getsize(final)
 
 
@@ -307,6 +316,29 @@ def _put_back(moved: list[tuple[str, str]], newest: int | None) -> None:
 
 
 _SET_ASIDE = re.compile(r"^(\d{1,20}\.manifest)-unaccepted-[0-9a-f]{32}$")
+
+
+def _staged_of(metadata: Mapping[str, Any], version: int) -> str | None:
+    """The staged manifest name the catalog's snapshot of ``version`` recorded."""
+    for snapshot in metadata.get("snapshots") or []:
+        if isinstance(snapshot, dict) and snapshot.get("snapshot-id") == version:
+            summary = snapshot.get("summary")
+            staged = summary.get("lance-staged") if isinstance(summary, dict) else None
+            if isinstance(staged, str) and _STAGED.match(staged):
+                return staged
+    return None
+
+
+def _finish_lost_rename(location: str, version: int, staged: str) -> None:
+    """Give the catalog's ``version`` its final manifest when only the staged one is
+    there (the rename after the catalog's commit never happened)."""
+    named = _STAGED.match(staged)
+    if named is None or _version_of(named.group(1))[0] != version:
+        return
+    versions = os.path.join(local_path(location) or "", "_versions")
+    final = os.path.join(versions, f"{named.group(1)}.manifest")
+    if not os.path.exists(final) and os.path.isfile(os.path.join(versions, staged)):
+        os.rename(os.path.join(versions, staged), final)
 
 
 def _bring_back(location: str) -> None:
@@ -449,6 +481,7 @@ class ManagedIcebergVersions(StorageTableOperations):
         what: str,
         schema: dict[str, Any] | None = None,
         manifest: str | None = None,
+        staged: str | None = None,
     ) -> None:
         """UpdateTable: make ``version`` current, if the ``main`` ref is at ``expected``.
 
@@ -468,7 +501,12 @@ class ManagedIcebergVersions(StorageTableOperations):
                 "identifier": {"namespace": list(levels), "name": name},
                 "requirements": requirements,
                 "updates": snapshot_updates(
-                    version, location, schema=schema, metadata=metadata, manifest=manifest
+                    version,
+                    location,
+                    schema=schema,
+                    metadata=metadata,
+                    manifest=manifest,
+                    staged=staged,
                 ),
             },
             what=what,
@@ -507,6 +545,7 @@ class ManagedIcebergVersions(StorageTableOperations):
             expected=version - 1 if version > 1 else None,
             what=what,
             manifest=f"_versions/{os.path.basename(final)}",
+            staged=os.path.basename(staged),
         )
         # not on the table's worker threads: pylance may hold all of them, waiting on this
         size = await anyio.to_thread.run_sync(_finalize, staged, final)
@@ -559,15 +598,26 @@ class ManagedIcebergVersions(StorageTableOperations):
         except errors.ConcurrentModificationError:
             return
 
-    async def _set_aside_unaccepted(self, table_id: list[str], location: str, newest: Any) -> None:
-        """Versions written to storage around the catalog, above its version ``newest``,
-        are set aside (renamed, never deleted): Lance would otherwise count them when it
+    async def _settle_storage(
+        self, table_id: list[str], location: str, metadata: Mapping[str, Any]
+    ) -> None:
+        """Bring a managed table's storage in line with the catalog before it is used.
+
+        The catalog's version whose manifest still has its staged name (the commit's
+        answer was lost between UpdateTable and the rename) gets its final name.
+        Versions written to storage around the catalog, above its version, are set
+        aside (renamed, never deleted): Lance would otherwise count them when it
         commits through the namespace and number its commit past them, a commit the
         catalog could never take. A version is set aside only if the catalog, asked
         after the listing, still has not accepted it, and put back if it accepted it
-        while it was being renamed."""
-        if isinstance(newest, bool) or not isinstance(newest, int) or local_path(location) is None:
+        while it was being renamed.
+        """
+        newest = _current_version(metadata)
+        if newest is None or local_path(location) is None:
             return
+        staged = _staged_of(metadata, newest)
+        if staged is not None:
+            await anyio.to_thread.run_sync(_finish_lost_rename, location, newest, staged)
         found = await anyio.to_thread.run_sync(_final_manifests_above, location, newest)
         if not found:
             return

@@ -877,7 +877,7 @@ class IcebergNamespace(ManagedIcebergVersions):
                 raise errors.TableVersionNotFoundError(
                     f"{what}: the catalog has no version {version}"
                 )
-            await self._set_aside_unaccepted([warehouse, *levels, name], location, current)
+            await self._settle_storage([warehouse, *levels, name], location, metadata)
             if version is None and current is not None:
                 # the catalog, not the directory, names the version; the table is opened
                 # only for details (pylance asks this holding a worker thread)

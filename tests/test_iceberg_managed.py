@@ -329,3 +329,21 @@ def test_pylance_through_our_rest_adapter_commits_through_the_catalog(
         server.stop()
     loaded = iceberg_reference.rest_client().load_table((place, "served"))
     assert loaded.metadata.current_snapshot_id == appended.version == 2
+
+
+def test_a_commit_whose_rename_never_happened_is_finished_by_the_next_reader(
+    facade: lna.SyncLanceNamespace, iceberg_reference: ReferenceIcebergServer, place: str
+) -> None:
+    # the catalog took version 2 and the writer stopped before the manifest got its name
+    table = [WH, place, "lost"]
+    lance.write_dataset(rows(1), namespace_client=facade, table_id=table)
+    lance.write_dataset(rows(2), namespace_client=facade, table_id=table, mode="append")
+    snapshot = iceberg_reference.rest_client().load_table((place, "lost")).current_snapshot()
+    assert snapshot is not None
+    staged, final = snapshot.summary["lance-staged"], snapshot.summary["lance-manifest"]
+    location = Path(facade.describe_table({"id": table}).location.removeprefix("file://"))
+    (location / final).rename(location / "_versions" / staged)
+
+    assert xs(facade, table) == [1, 2]
+    assert (location / final).is_file()
+    assert not (location / "_versions" / staged).exists()
