@@ -16,9 +16,9 @@ catalog must see:
 * :meth:`~StorageTableOperations._creation_location`: where CreateTable writes a
   new table (the backend's default layout);
 * :meth:`~StorageTableOperations._storage_access`: whether the catalog lets
-  operations write storage directly, and which version readers see (Iceberg's
-  ``managed_by=impl`` tables: the catalog's version, and no direct writes, since
-  their commits must go through the catalog);
+  operations write storage directly, which version readers see, and whether
+  pylance must commit through the namespace (Iceberg's ``managed_by=impl``
+  tables: the catalog's version, and every commit through its UpdateTable);
 * :meth:`~StorageTableOperations._schema_changed`: called after an operation
   changed the table's columns, for catalogs that store them;
 * :meth:`~StorageTableOperations._describe_for_storage`: the DescribeTable an
@@ -102,11 +102,14 @@ class StorageAccess:
 
     ``write_refusal``: why operations must not write the table's storage directly
     (None: they may); ``read_version``: the version readers see when they name
-    none (None: storage's newest).
+    none (None: storage's newest), and the newest they may name;
+    ``namespace_client``: a pylance namespace client through which every commit
+    and version lookup of the table goes (managed versioning), or None.
     """
 
     write_refusal: str | None = None
     read_version: int | None = None
+    namespace_client: Any = None
 
 
 @attrs.frozen
@@ -149,6 +152,12 @@ class StorageTableOperations(AsyncLanceNamespace):
 
         return await self._describe_table(DescribeTableRequest.from_dict({"id": table}))
 
+    async def _commit_created(self, table: StorageTable, dataset: Any) -> None:
+        """Called after the first version of a declared table whose commits go through
+        the namespace (``access.namespace_client``) was written to storage: the
+        catalog takes it here. Only backends that hand out such a client need it."""
+        raise NotImplementedError
+
     # -- resolving a table ----------------------------------------------------------------------
 
     async def _storage_table(
@@ -174,14 +183,30 @@ class StorageTableOperations(AsyncLanceNamespace):
         """The table's dataset (at ``version``, else the version its readers see)."""
         import lance
 
+        newest = table.access.read_version
         if version is None:
-            version = table.access.read_version
+            version = newest
         elif isinstance(version, bool) or not isinstance(version, int) or not 0 <= version < 2**64:
             raise errors.InvalidInputError(f"version must be an integer >= 0, got {version!r}")
+        client = table.access.namespace_client
+        if client is not None and (newest is None or version > newest):
+            # a version the catalog did not accept (yet) is not the table's
+            raise errors.TableVersionNotFoundError(
+                f"version {version} of table {'.'.join(table.id)} not found in the catalog"
+            )
         location, options = table.location, table.storage_options
 
         def open_it() -> Any:
             try:
+                if client is not None:  # commits and version lookups through the namespace
+                    return lance.LanceDataset(
+                        location,
+                        version=version,
+                        storage_options=options,
+                        namespace_client=client,
+                        table_id=list(table.id),
+                        namespace_client_managed_versioning=True,
+                    )
                 return lance.dataset(location, version=version, storage_options=options)
             except ValueError as exc:
                 text = str(exc)
@@ -243,11 +268,7 @@ class StorageTableOperations(AsyncLanceNamespace):
                 return CreateTableResponse.from_dict(
                     {"location": table.location, "version": int(dataset.version)}
                 )
-            dataset = await self.tables.run(
-                lambda: lance.write_dataset(
-                    rows, table.location, mode="overwrite", storage_options=table.storage_options
-                )
-            )
+            dataset = await self._write(table, rows, "overwrite")
             await self._schema_changed(table, dataset)
             return CreateTableResponse.from_dict(
                 {"location": table.location, "version": int(dataset.version)}
@@ -292,13 +313,30 @@ class StorageTableOperations(AsyncLanceNamespace):
         return not await self.tables.run(_holds_files, table.location, self._catalog_files)
 
     async def _write(self, table: StorageTable, rows: pa.Table, mode: str) -> Any:
+        """Write ``rows`` (``mode``: create, append, overwrite); a table whose commits go
+        through the namespace appends and overwrites as pylance's users do, through
+        it, and has its first version taken by the catalog."""
         import lance
 
-        return await self.tables.run(
+        client = table.access.namespace_client
+        if client is not None and mode != "create":
+            return await self.tables.run(
+                lambda: lance.write_dataset(
+                    rows,
+                    namespace_client=client,
+                    table_id=list(table.id),
+                    mode=mode,
+                    storage_options=table.storage_options,
+                )
+            )
+        dataset = await self.tables.run(
             lambda: lance.write_dataset(
                 rows, table.location, mode=mode, storage_options=table.storage_options
             )
         )
+        if client is not None:
+            await self._commit_created(table, dataset)
+        return dataset
 
     async def _remove_written(
         self, location: str, options: dict[str, str] | None, what: str

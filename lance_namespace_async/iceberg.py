@@ -14,13 +14,14 @@ Iceberg table whose ``location`` is the Lance table root, with a dummy schema
 Table management (the spec's catalog-managed versions).
 ``managed_by`` is ``storage`` (default: the Lance
 table directory decides the version) or ``impl`` (the catalog decides:
-``current-snapshot-id`` is the Lance version, and :meth:`commit_table_version`
-advances it through UpdateTable with an ``assert-ref-snapshot-id`` requirement,
-so a concurrent commit fails with ConcurrentModification, code 14). With
-``iceberg_tooling=true`` the Iceberg metadata also carries the Lance schema
-converted to Iceberg types (schema id 1), and a snapshot plus snapshot-log entry
-whose id is the Lance version, so Iceberg tools such as pyiceberg show the real
-columns.
+``current-snapshot-id`` is the Lance version, and every commit of a new Lance
+version advances it through UpdateTable with an ``assert-ref-snapshot-id``
+requirement, so a concurrent commit fails with ConcurrentModification, code 14;
+see :mod:`._iceberg_managed`). The ``managed_by`` property names the default of
+new tables. With ``iceberg_tooling=true`` the Iceberg metadata also carries the
+Lance schema converted to Iceberg types (schema id 1, a new id when the columns
+change), and a snapshot plus snapshot-log entry whose id is the Lance version, so
+Iceberg tools such as pyiceberg show the real columns.
 
 Where the seed is silent this backend goes further: NamespaceExists and
 TableExists use HEAD; every listing follows ``pageToken``/``pageSize``;
@@ -45,7 +46,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
 from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 from urllib.parse import quote, unquote
@@ -57,6 +57,7 @@ import httpx
 from . import errors
 from ._config import mask_url_userinfo, parse_bool, parse_positive_int, prop
 from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous, parse_http_url
+from ._iceberg_managed import ManagedIcebergVersions
 from ._identifiers import Identifier, validate_identifier
 from ._lance_tables import (
     DROP_ALLOWED_LOCATIONS_DOC,
@@ -69,7 +70,7 @@ from ._lance_tables import (
 )
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._paging import check_limit, token_of
-from ._storage_ops import StorageAccess, StorageTableOperations
+from ._storage_ops import StorageAccess
 from ._unique_names import (
     refuse_existing_table,
     refuse_namespace_named_like,
@@ -135,6 +136,11 @@ class IcebergConfig(HttpConfig):
         default=(), parse=parse_locations, doc=DROP_ALLOWED_LOCATIONS_DOC
     )
     iceberg_tooling: bool = prop(default=False, parse=parse_bool)
+    managed_by: str = prop(
+        default="storage",
+        parse=lambda value: _managed_by({MANAGED_BY: value}),
+        doc="managed_by of the tables created, declared or registered without one (seed 003)",
+    )
     warehouse_prefix: bool = prop(
         default=True,
         parse=parse_bool,
@@ -289,7 +295,7 @@ class _Warehouse:
     separator: str = UNIT_SEPARATOR
 
 
-class IcebergNamespace(StorageTableOperations):
+class IcebergNamespace(ManagedIcebergVersions):
     """``impl="iceberg"``: Lance tables in an Iceberg REST Catalog."""
 
     impl_name: ClassVar[str] = "iceberg"
@@ -760,18 +766,22 @@ class IcebergNamespace(StorageTableOperations):
 
     def _storage_access(self, described: Any) -> StorageAccess:
         """A ``managed_by=impl`` table (seed 003) commits through the catalog: readers
-        see the catalog's version, and no operation writes its storage directly."""
+        see the catalog's version, and pylance commits through CreateTableVersion."""
         body = described.to_dict()
-        if _managed_by(body.get("properties") or {}) != "impl":
+        if not self._is_managed(body.get("properties") or {}):
             return StorageAccess()
         version = body.get("version")
         return StorageAccess(
-            write_refusal=(
-                "the table is managed_by=impl: its commits go through the catalog, which "
-                "this backend does not do for data operations yet"
-            ),
             read_version=version if isinstance(version, int) else None,
+            namespace_client=self._managed_client(),
         )
+
+    def _is_managed(self, properties: Mapping[str, Any]) -> bool:
+        return _managed_by(properties) == "impl"
+
+    @property
+    def _tooling(self) -> bool:
+        return self.config.iceberg_tooling
 
     def _default_location(self, warehouse: str, levels: Identifier, name: str) -> str:
         return "/".join((self.root, warehouse, *levels, name))
@@ -782,6 +792,7 @@ class IcebergNamespace(StorageTableOperations):
 
     def _table_properties(self, requested: Mapping[str, Any] | None) -> dict[str, str]:
         properties = lance_parameters(requested)
+        properties.setdefault(MANAGED_BY, self.config.managed_by)
         properties[MANAGED_BY] = _managed_by(properties)
         return properties
 
@@ -832,6 +843,7 @@ class IcebergNamespace(StorageTableOperations):
                 "location": location,
                 "storage_options": self.tables.options_for(_lance_properties(properties), _MARKERS),
                 "properties": properties,
+                **({"managed_versioning": True} if properties[MANAGED_BY] == "impl" else {}),
             }
         )
 
@@ -885,9 +897,20 @@ class IcebergNamespace(StorageTableOperations):
         }
         version = body.get("version")
         if _managed_by(properties) == "impl":
+            result["managed_versioning"] = True  # pylance commits through CreateTableVersion
             current = metadata.get("current-snapshot-id")
-            if version is None and isinstance(current, int) and current >= 0:
-                version = current  # the catalog, not the directory, names the version
+            current = current if isinstance(current, int) and current >= 0 else None
+            if isinstance(version, int) and (current is None or version > current):
+                raise errors.TableVersionNotFoundError(
+                    f"{what}: the catalog has no version {version}"
+                )
+            await self._settle_storage([warehouse, *levels, name], location, metadata)
+            if version is None and current is not None:
+                # the catalog, not the directory, names the version; the table is opened
+                # only for details (pylance asks this holding a worker thread)
+                result["version"] = current
+                if body.get("load_detailed_metadata") is True:
+                    version = current
         await self.tables.complete(result, body, location, version, options)
         return DescribeTableResponse.from_dict(result)
 
@@ -1023,12 +1046,14 @@ class IcebergNamespace(StorageTableOperations):
         (the version the writer started from; ``None`` for a table without one), so
         two writers racing from the same version cannot both win: the loser gets
         ConcurrentModificationError (14). ``version`` defaults to the latest version
-        of the Lance table. Returns the version now current in the catalog.
+        of the Lance table, including versions DescribeTable set aside as written
+        around the catalog. Returns the version now current in the catalog.
         """
         warehouse, levels, name = self._table_parts({"id": table_id})
         what = f"CommitTableVersion {'.'.join((warehouse, *levels, name))}"
         metadata = await self._load_lance_table(warehouse, levels, name, what)
         location = str(metadata.get("location") or "")
+        await self._adopt_set_aside(location)
         dataset = await self.tables.require(location)
         if version is not None:
             dataset = await self.tables.open(location, version)
@@ -1048,49 +1073,10 @@ class IcebergNamespace(StorageTableOperations):
         expected: int | None,
         what: str,
     ) -> None:
-        version = int(dataset.version)
-        updates: list[dict[str, Any]] = []
-        if self.config.iceberg_tooling:
-            updates += [
-                {"action": "add-schema", "schema": arrow_to_iceberg_schema(dataset.schema, 1)},
-                {"action": "set-current-schema", "schema-id": 1},
-            ]
-        location = str(metadata.get("location") or "")
-        updates += [
-            {
-                "action": "add-snapshot",
-                "snapshot": {
-                    "snapshot-id": version,
-                    "timestamp-ms": int(time.time() * 1000),
-                    "manifest-list": f"{location.rstrip('/')}/_versions/lance-version-{version}",
-                    "summary": {"operation": "append", "lance-version": str(version)},
-                    **({"schema-id": 1} if self.config.iceberg_tooling else {}),
-                },
-            },
-            {
-                "action": "set-snapshot-ref",
-                "ref-name": "main",
-                "type": "branch",
-                "snapshot-id": version,
-            },
-        ]
-        requirements: list[dict[str, Any]] = [
-            {"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": expected}
-        ]
-        if metadata.get("table-uuid"):
-            requirements.append({"type": "assert-table-uuid", "uuid": metadata["table-uuid"]})
-        await self._request(
-            "POST",
-            await self._table_path(warehouse, levels, name),
-            json={
-                "identifier": {"namespace": list(levels), "name": name},
-                "requirements": requirements,
-                "updates": updates,
-            },
-            what=what,
-            idempotent=False,
-            not_found=errors.TableNotFoundError,
-            conflict=errors.ConcurrentModificationError,
+        schema = arrow_to_iceberg_schema(dataset.schema, 1) if self.config.iceberg_tooling else None
+        table_id = [warehouse, *levels, name]
+        await self.commit_snapshot(
+            table_id, metadata, int(dataset.version), expected=expected, what=what, schema=schema
         )
 
 

@@ -264,12 +264,12 @@ async def test_a_catalog_refusing_the_registration_leaves_no_data(tmp_path: Path
             assert files_under(str(tmp_path)) == {}
 
 
-async def test_an_implementation_managed_iceberg_table_is_never_written_behind_the_catalog(
+async def test_an_implementation_managed_iceberg_table_commits_every_operation_through_the_catalog(
     tmp_path: Path,
 ) -> None:
-    """Iceberg look-alike: a ``managed_by=impl`` table (seed 003) is read at the catalog's
-    version; operations that would commit a Lance version on storage are refused (its
-    commits must go through the catalog) and leave storage as it was."""
+    """Iceberg look-alike: every operation that commits a Lance version of a
+    ``managed_by=impl`` table (seed 003) advances the catalog's snapshot through
+    UpdateTable, and storage holds no version the catalog did not take."""
     with iceberg_catalog(tmp_path / "iceberg") as catalog:
         properties = {"endpoint": catalog.uri, "root": str(tmp_path / "data")}
         async with lna.connect("iceberg", properties) as ns:
@@ -278,8 +278,7 @@ async def test_an_implementation_managed_iceberg_table_is_never_written_behind_t
             created = await ns.create_table(
                 {"id": table, "properties": {"managed_by": "impl"}}, rows(4)
             )
-            before = files_under(created.location)
-            refused = [
+            committing = [
                 ns.insert_into_table({"id": table}, rows(1, 4)),
                 ns.delete_from_table({"id": table, "predicate": "id = 0"}),
                 ns.alter_table_add_columns(
@@ -289,13 +288,16 @@ async def test_an_implementation_managed_iceberg_table_is_never_written_behind_t
                 ns.restore_table({"id": table, "version": 1}),
                 ns.create_table({"id": table, "mode": "Overwrite"}, rows(1)),
             ]
-            for call in refused:
-                with pytest.raises(errors.UnsupportedOperationError, match="managed_by=impl"):
-                    await call
-            assert files_under(created.location) == before
-            assert (await ns.count_table_rows({"id": table})).count == 4
+            pyiceberg = catalog.rest_client("wh")
+            for expected, call in enumerate(committing, start=created.version + 1):
+                await call
+                assert (await ns.describe_table({"id": table})).version == expected
+                snapshot = pyiceberg.load_table(("s", "managed")).metadata.current_snapshot_id
+                assert snapshot == expected
+            assert lance.dataset(created.location).version == len(committing) + 1
+            assert (await ns.count_table_rows({"id": table})).count == 1
             versions = (await ns.list_table_versions({"id": table})).versions
-            assert [v.version for v in versions] == [1]
+            assert [v.version for v in versions] == list(range(1, len(committing) + 2))
 
 
 async def test_the_adapter_serves_the_table_operations_of_a_catalog(
