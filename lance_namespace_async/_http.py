@@ -105,8 +105,8 @@ def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
 
 def _parse_http_client(value: str) -> str:
     choice = value.strip().lower()
-    if choice not in ("auto", "aiohttp", "httpx"):
-        raise ValueError("expected auto, aiohttp or httpx")
+    if choice not in ("auto", "lean", "aiohttp", "httpx"):
+        raise ValueError("expected auto, lean, aiohttp or httpx")
     return choice
 
 

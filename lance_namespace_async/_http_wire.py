@@ -220,6 +220,10 @@ def wire(verify: ssl.SSLContext | bool, config: HttpConfig) -> httpx.AsyncBaseTr
             choice = "aiohttp"
         except (ImportError, RuntimeError):
             choice = "httpx"
+    if choice == "lean":
+        from ._http_lean import LeanPool
+
+        return LeanPool(verify, config)
     if choice == "aiohttp":
         try:
             import aiohttp  # noqa: F401
