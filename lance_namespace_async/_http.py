@@ -42,6 +42,7 @@ import functools
 import json
 import math
 import random
+import re
 import ssl
 import time
 import urllib.parse
@@ -78,6 +79,9 @@ RETRY_STATUSES = frozenset({429, 502, 503, 504})
 #: statuses after which a non-idempotent request may have been applied
 AMBIGUOUS_STATUSES = frozenset({502, 504})
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+#: a URL path or query httpx's urlparse leaves as it is: unreserved characters,
+#: sub-delimiters, ":@/" and percent-escapes (dot segments are checked apart)
+_PLAIN = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*\Z")
 
 
 def parse_http_url(value: str) -> str:
@@ -262,11 +266,22 @@ class _Client(httpx.AsyncClient):
             return request
         query = str(httpx.QueryParams(params)) if params else ""
         merged = httpx.Headers(self.headers)
-        merged.update(self.catalog_headers)
-        merged.update(headers)
+        if self.catalog_headers:
+            merged.update(self.catalog_headers)
+        if headers:
+            merged.update(headers)
+        target: httpx.URL | str
+        path = self._base_path + url
+        if _PLAIN.match(path) and "/." not in path and _PLAIN.match(query):
+            # what urlparse would make of it, without parsing: every character is one
+            # it leaves alone, and no dot segment is there to remove
+            target = httpx.URL.__new__(httpx.URL)
+            target._uri_reference = self._base_reference._replace(path=path, query=query or None)
+        else:
+            target = self._base + url + ("?" + query if query else "")
         return httpx.Request(
             method,
-            self._base + url + ("?" + query if query else ""),
+            target,
             headers=merged,
             json=json,
             extensions={"timeout": self.timeout.as_dict()},
@@ -275,6 +290,15 @@ class _Client(httpx.AsyncClient):
     @functools.cached_property
     def _base(self) -> str:
         return str(self.base_url).rstrip("/")
+
+    @functools.cached_property
+    def _base_reference(self) -> Any:
+        return self.base_url._uri_reference
+
+    @functools.cached_property
+    def _base_path(self) -> str:
+        path: str = self._base_reference.path
+        return path.rstrip("/")
 
     @property
     def cookies(self) -> httpx.Cookies:

@@ -277,6 +277,10 @@ def test_an_unknown_http_client_names_the_key() -> None:
         ("GET", "/v1/namespace/%24/list", {"limit": 5, "page_token": "a b&c", "flag": True}),
         ("POST", "/v1/table/a%24b/describe", {}),
         ("POST", "/v1/table/a%2Fb/declare", None),
+        # not plain (a space, a non-ASCII name, a dot segment): httpx's parse decides
+        ("POST", "/v1/table/caf\u00e9 x/describe", {"q": "\u00e9 &"}),
+        ("GET", "/v1/namespace/./../list", None),
+        ("GET", "/v1/namespace/%zz/list", None),
     ],
 )
 def test_requests_are_built_exactly_as_httpx_builds_them(
