@@ -146,8 +146,8 @@ class HttpConfig(BackendConfig):
     http_client: str = prop(
         default="auto",
         parse=_parse_http_client,
-        doc="connection pool: aiohttp (half the CPU per request), httpx, or auto "
-        "(aiohttp when installed and running on asyncio)",
+        doc="connection pool: lean (httptools on asyncio, the least CPU per request), "
+        "aiohttp, httpx, or auto (lean on asyncio, httpx elsewhere)",
     )
     headers: dict[str, str] = prop(prefix="header.", secret=True)
     tls_verify: bool = prop("tls.verify", default=True, parse=parse_bool)
@@ -378,12 +378,11 @@ class _RetryingTransport(httpx.AsyncBaseTransport):
                 if reached_server:
                     state.retried_ambiguously = True
             else:
+                if response.status_code not in RETRY_STATUSES or attempt >= retries:
+                    state.response = response
+                    return response
                 delay = self._delay(attempt, response)
-                if (
-                    response.status_code not in RETRY_STATUSES
-                    or attempt >= retries
-                    or self._past_deadline(state, delay)
-                ):
+                if self._past_deadline(state, delay):
                     state.response = response
                     return response
                 if response.status_code in AMBIGUOUS_STATUSES and not state.idempotent:

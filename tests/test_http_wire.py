@@ -1,7 +1,7 @@
 """Both wires under the HTTP transport (``http_client``) keep the same policy.
 
-``auto`` (the default on asyncio) sends through aiohttp, ``httpx`` through
-httpcore. Whether a request may have reached the server decides whether a
+``auto`` (the default) sends through the lean wire on asyncio (httptools on an
+asyncio Protocol), ``aiohttp`` through aiohttp, ``httpx`` through httpcore. Whether a request may have reached the server decides whether a
 create is retried, so each wire's failures must map to the same httpx errors;
 and a hostile server (one trickling a byte every 0.2 s, one sending more than
 the client will read, plain, chunked, until close or as a gzip bomb) is cut off
@@ -30,7 +30,7 @@ import lance_namespace_async as lna
 from lance_namespace_async import errors
 from lance_namespace_async._timeout import Timeout
 
-WIRES = ["aiohttp", "httpx"]
+WIRES = ["lean", "aiohttp", "httpx"]
 FAST = {"retry_backoff_ms": "1", "retry_max_backoff_ms": "5", "read_timeout": "300"}
 TRICKLE_GAP = 0.2  # seconds between two bytes of a trickling server
 HUGE = 50 * 1024 * 1024  # what an oversized server offers to send
