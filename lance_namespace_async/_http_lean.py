@@ -327,17 +327,19 @@ class LeanPool(httpx.AsyncBaseTransport):
 
     async def _acquire(self, key: _Key, timeouts: Any) -> _Connection:
         loop = self._for_loop()
-        idle = self._idle.get(key)
-        now = time.monotonic()
-        while idle:
-            connection = idle.pop()
-            if connection.closed or now - connection.idle_since > _KEEPALIVE_SECONDS:
-                connection.close()
-                self._open -= 1
-                continue
-            return connection
-        while self._open >= self._max_connections:
-            if not self._drop_idle():
+        while True:
+            idle = self._idle.get(key)
+            now = time.monotonic()
+            while idle:
+                connection = idle.pop()
+                if connection.closed or now - connection.idle_since > _KEEPALIVE_SECONDS:
+                    connection.close()
+                    self._open -= 1
+                    continue
+                return connection
+            if self._open < self._max_connections:
+                break
+            if not self._drop_idle():  # another origin's idle connection makes room
                 await self._wait_for_slot(loop, timeouts.get("pool"))
         self._open += 1
         try:
@@ -362,8 +364,12 @@ class LeanPool(httpx.AsyncBaseTransport):
         try:
             async with asyncio.timeout(timeout):
                 await waiter
-        except TimeoutError:
-            raise httpx.PoolTimeout("timed out waiting for a connection") from None
+        except BaseException as exc:
+            if waiter.done() and not waiter.cancelled():
+                self._wake_one()  # woken but leaving: the slot goes to the next in line
+            if isinstance(exc, TimeoutError):
+                raise httpx.PoolTimeout("timed out waiting for a connection") from None
+            raise
         finally:
             with contextlib.suppress(ValueError):
                 self._waiters.remove(waiter)

@@ -1,14 +1,16 @@
-"""Both wires under the HTTP transport (``http_client``) keep the same policy.
+"""Every wire under the HTTP transport (``http_client``) keeps the same policy.
 
 ``auto`` (the default) sends through the lean wire on asyncio (httptools on an
-asyncio Protocol), ``aiohttp`` through aiohttp, ``httpx`` through httpcore. Whether a request may have reached the server decides whether a
-create is retried, so each wire's failures must map to the same httpx errors;
-and a hostile server (one trickling a byte every 0.2 s, one sending more than
-the client will read, plain, chunked, until close or as a gzip bomb) is cut off
-by the same deadline and size limit on both, with the client's memory bounded.
-Driven against a scripted HTTP/1.1 server (asyncio streams) on a free loopback
-port; the ``lance-ns --timeout`` case runs the installed script in a subprocess.
-"""
+asyncio Protocol), ``aiohttp`` through aiohttp, ``httpx`` through httpcore.
+Whether a request may have reached the server decides whether a create is
+retried, so each wire's failures must map to the same httpx errors; a 503 is
+retried, a redirect is an answer, an oversized head a broken one; connections
+are kept alive and bounded by ``max_connections``; and a hostile server (one
+trickling a byte every 0.2 s, one sending more than the client will read, plain,
+chunked, until close or as a gzip bomb) is cut off by the same deadline and size
+limit on all, with the client's memory bounded. Driven against a scripted
+HTTP/1.1 server (asyncio streams) on a free loopback port; the ``lance-ns
+--timeout`` case runs the installed script in a subprocess."""
 
 from __future__ import annotations
 
@@ -65,6 +67,9 @@ class ScriptedServer:
         self.heads: list[bytes] = []
         self.sent = 0
         self.server: asyncio.Server | None = None
+        self.connections = 0  # connections accepted
+        self.open_now = 0
+        self.most_open = 0  # connections open at once, at most
 
     @property
     def url(self) -> str:
@@ -73,6 +78,15 @@ class ScriptedServer:
         return f"http://127.0.0.1:{port}"
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        self.open_now += 1
+        self.most_open = max(self.most_open, self.open_now)
+        try:
+            await self.answer(reader, writer)
+        finally:
+            self.open_now -= 1
+
+    async def answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -101,8 +115,14 @@ class ScriptedServer:
                     await HOSTILE[action](self, writer)
                     writer.close()
                     return
+                if action in CANNED:
+                    writer.write(CANNED[action])
+                    await writer.drain()
+                    continue
+                if action == "slow-ok":  # a while in flight: concurrent calls pile up
+                    await asyncio.sleep(0.05)
                 body = json.dumps({"tables": ["t"], "namespaces": []}).encode()
-                extra = b""
+                extra = b"Connection: close\r\n" if action == "ok-close" else b""
                 if action == "token":
                     body = json.dumps({"access_token": "tk", "expires_in": 3600}).encode()
                 if action == "gzip":
@@ -116,6 +136,9 @@ class ScriptedServer:
                     + body
                 )
                 await writer.drain()
+                if action == "ok-close":
+                    writer.close()
+                    return
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
             writer.close()  # the client went away, or the test is over
 
@@ -168,6 +191,20 @@ class ScriptedServer:
         await writer.drain()
         self.sent += len(body)
 
+
+_BUSY = b'{"error": "busy", "code": 17}'
+CANNED = {
+    # retried after the wait the server asks for
+    "busy": b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0\r\n"
+    b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(_BUSY), _BUSY),
+    # never followed: a catalog's answer, not a hop to another origin
+    "redirect": b"HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:9/v1/x\r\n"
+    b"Content-Length: 0\r\n\r\n",
+    # a head no wire reads whole (aiohttp's and the lean wire's limit is 64 KiB)
+    "huge-head": b"HTTP/1.1 200 OK\r\nX-Big: "
+    + b"h" * 200_000
+    + b"\r\nContent-Length: 2\r\n\r\n{}",
+}
 
 HOSTILE = {
     "trickle-head": ScriptedServer.trickle_head,
@@ -489,3 +526,62 @@ async def test_header_extras_go_to_the_catalog_only_not_to_the_token_endpoint(
     assert "catalog-api-key" not in token_head
     assert "x-catalog-key: catalog-only-key" in catalog_head
     assert "authorization: bearer tk" in catalog_head
+
+
+# -- the same rules for every wire: retries, redirects, heads, the pool ---------------------
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_503_is_retried_after_the_wait_the_server_asks_for(
+    scripted: ScriptedServer, wire: str
+) -> None:
+    scripted.script = ["busy", "ok"]
+    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire, **FAST}) as ns:
+        assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
+    assert len(scripted.requests) == 2
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_redirect_is_the_answer_not_a_hop(scripted: ScriptedServer, wire: str) -> None:
+    scripted.script = ["redirect"]
+    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire, **FAST}) as ns:
+        with pytest.raises(errors.InvalidInputError, match="HTTP 307"):
+            await ns.list_tables({"id": ["a"]})
+    assert len(scripted.requests) == 1
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_an_oversized_head_is_a_broken_answer(scripted: ScriptedServer, wire: str) -> None:
+    scripted.script = ["huge-head"] * 3
+    properties = {"uri": scripted.url, "http_client": wire, **FAST, "max_retries": "0"}
+    async with lna.connect("rest", properties) as ns:
+        with pytest.raises(errors.ServiceUnavailableError):
+            await ns.list_tables({"id": ["a"]})
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_connections_are_kept_alive_and_never_more_than_max_connections(
+    scripted: ScriptedServer, wire: str
+) -> None:
+    scripted.script = ["slow-ok"] * 8
+    properties = {"uri": scripted.url, "http_client": wire, **FAST, "max_connections": "2"}
+    async with lna.connect("rest", properties) as ns:
+        answers = await asyncio.gather(*(ns.list_tables({"id": ["a"]}) for _ in range(8)))
+        assert [answer.tables for answer in answers] == [["t"]] * 8
+        for _ in range(3):
+            await ns.list_tables({"id": ["a"]})
+    assert len(scripted.requests) == 11
+    assert scripted.most_open <= 2
+    assert scripted.connections <= 2  # every later call reused one
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_connection_the_server_closes_is_not_reused(
+    scripted: ScriptedServer, wire: str
+) -> None:
+    scripted.script = ["ok-close", "ok", "ok"]
+    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire, **FAST}) as ns:
+        for _ in range(3):
+            assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
+    assert len(scripted.requests) == 3
+    assert scripted.connections == 2
