@@ -585,3 +585,24 @@ async def test_a_connection_the_server_closes_is_not_reused(
             assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
     assert len(scripted.requests) == 3
     assert scripted.connections == 2
+
+
+@pytest.mark.parametrize("wire", ["auto", "lean"])
+def test_the_default_wire_runs_on_uvloop(wire: str) -> None:
+    """uvloop's transports are its own classes: the lean wire needs only the Protocol API."""
+    import uvloop  # the server extra and the dev extra install it
+
+    async def scenario() -> tuple[list[list[str]], int]:
+        server = await _serve()
+        server.script = ["ok", "busy", "ok", "ok"]
+        try:
+            async with lna.connect("rest", {"uri": server.url, "http_client": wire, **FAST}) as ns:
+                answers = [(await ns.list_tables({"id": ["a"]})).tables for _ in range(3)]
+        finally:
+            assert server.server is not None
+            server.server.close()
+        return answers, server.connections
+
+    answers, connections = uvloop.run(scenario())
+    assert answers == [["t"]] * 3
+    assert connections == 1  # kept alive, the 503 included
