@@ -70,6 +70,7 @@ class _Connection(asyncio.Protocol):
 
     def _reset(self) -> None:
         self.status = 0
+        self.reason = b""
         self.headers: list[tuple[bytes, bytes]] = []
         self._head_bytes = 0
         self.head_done = False
@@ -132,6 +133,9 @@ class _Connection(asyncio.Protocol):
 
     # -- httptools callbacks -----------------------------------------------------------------
 
+    def on_status(self, reason: bytes) -> None:
+        self.reason += reason
+
     def on_header(self, name: bytes, value: bytes) -> None:
         self.headers.append((name, value))
 
@@ -139,6 +143,7 @@ class _Connection(asyncio.Protocol):
         status = self._parser.get_status_code()
         if 100 <= status < 200:  # an interim answer (100 Continue): the real one follows
             self.headers = []
+            self.reason = b""
             return
         self.status = status
         self.head_done = True
@@ -184,15 +189,19 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
     async def _wait(self, timeout: float | None) -> None:
-        """Until the parser has more for us (head, body bytes, the end, an error)."""
-        self._waiter = self._loop.create_future()
+        """Until the parser has more for us (head, body bytes, the end, an error).
+
+        One timer handle per wait (``asyncio.timeout`` costs several times more,
+        and a read waits once or twice per call).
+        """
+        waiter = self._waiter = self._loop.create_future()
+        timer = None if timeout is None else self._loop.call_later(timeout, _time_out, waiter)
         try:
-            async with asyncio.timeout(timeout):
-                await self._waiter
-        except TimeoutError:
-            raise httpx.ReadTimeout("timed out waiting for the server") from None
+            await waiter
         finally:
             self._waiter = None
+            if timer is not None:
+                timer.cancel()
 
     def _raise_error(self) -> None:
         if self._error is not None:
@@ -255,6 +264,11 @@ class _Connection(asyncio.Protocol):
 
     def reusable(self) -> bool:
         return self.complete and self.keep_alive and not self.closed
+
+
+def _time_out(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_exception(httpx.ReadTimeout("timed out waiting for the server"))
 
 
 class _Body(httpx.AsyncByteStream):
@@ -451,7 +465,7 @@ class LeanPool(httpx.AsyncBaseTransport):
             headers=connection.headers,
             stream=_Body(self, key, connection, timeouts),
             request=request,
-            extensions={"http_version": b"HTTP/1.1"},
+            extensions={"http_version": b"HTTP/1.1", "reason_phrase": connection.reason},
         )
 
     async def aclose(self) -> None:

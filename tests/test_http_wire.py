@@ -318,6 +318,7 @@ def test_an_unknown_http_client_names_the_key() -> None:
         ("POST", "/v1/table/caf\u00e9 x/describe", {"q": "\u00e9 &"}),
         ("GET", "/v1/namespace/./../list", None),
         ("GET", "/v1/namespace/%zz/list", None),
+        ("post", "/v1/table/x/describe", {"with_table_uri": False}),  # as the generated code
     ],
 )
 def test_requests_are_built_exactly_as_httpx_builds_them(
@@ -326,13 +327,21 @@ def test_requests_are_built_exactly_as_httpx_builds_them(
     from lance_namespace_async._http import _Client
 
     client = _Client(base_url="http://catalog.test:8080/api/", headers={"X-Tenant": "blue"})
-    arguments = {"params": params, "json": {"id": ["a", "b"]}, "headers": {"X-Call": "1"}}
-    ours = client.build_request(method, path, **arguments)  # type: ignore[arg-type]
-    reference = httpx.AsyncClient.build_request(client, method, path, **arguments)  # type: ignore[arg-type]
-    assert str(ours.url) == str(reference.url)
-    assert list(ours.headers.multi_items()) == list(reference.headers.multi_items())
-    assert ours.content == reference.content
-    assert ours.extensions == reference.extensions
+    for json_body, call_headers in [
+        ({"id": ["a", "b"], "name": "caf\u00e9"}, {"X-Call": "1"}),
+        (None, {"X-Call": "1"}),  # no body: POST gets Content-Length 0
+        ({"id": []}, {"Content-Type": "application/json; charset=utf-8"}),
+    ]:
+        arguments = {"params": params, "json": json_body, "headers": call_headers}
+        ours = client.build_request(method, path, **arguments)  # type: ignore[arg-type]
+        reference = httpx.AsyncClient.build_request(client, method, path, **arguments)  # type: ignore[arg-type]
+        assert str(ours.url) == str(reference.url)
+        assert ours.url.raw_path == reference.url.raw_path
+        assert ours.headers.raw == reference.headers.raw  # names, case and order
+        assert ours.content == reference.content
+        assert ours.extensions == reference.extensions
+        assert ours.method == reference.method
+        assert list(ours.stream) == list(reference.stream)  # type: ignore[arg-type]
 
 
 async def test_cookies_a_server_sets_are_still_sent_back() -> None:
