@@ -31,6 +31,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -148,7 +149,7 @@ def run_ours(url: str, calls: int, loop: str, wire: str) -> dict[str, dict[str, 
     return results
 
 
-def _contenders(wires: Sequence[str]) -> list[tuple[str, list[str]]]:
+def _contenders(wires: Sequence[str], baseline: str | None) -> list[tuple[str, list[str]]]:
     rows = [
         ("pylance RestNamespace (64 threads)", ["pylance"]),
         ("ours, asyncio", ["ours", "asyncio", "auto"]),
@@ -156,7 +157,24 @@ def _contenders(wires: Sequence[str]) -> list[tuple[str, list[str]]]:
     ]
     for wire in wires:
         rows.append((f"ours, asyncio, http_client={wire}", ["ours", "asyncio", wire]))
+    if baseline:
+        rows.append((f"ours at {baseline}, asyncio", ["ours", "asyncio", "auto", baseline]))
     return rows
+
+
+def _baseline_tree(commit: str) -> Path:
+    """The library at ``commit`` (``git archive``, no worktree), for a before/after row."""
+    target = Path(tempfile.gettempdir()) / "lna-bench" / f"client_cpu-{commit}"
+    if not (target / "lance_namespace_async").is_dir():
+        target.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "archive", commit, "lance_namespace_async", "generated"],
+            cwd=HERE.parent,
+            capture_output=True,
+            check=True,
+        )
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    return target
 
 
 def _serve(root: Path) -> tuple[subprocess.Popen[str], int]:
@@ -180,6 +198,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--wires", default="", help="comma-separated extra http_client values")
+    parser.add_argument("--baseline", help="a git commit: its library as one more contender")
     parser.add_argument("--output", default=None)
     parser.add_argument("--contender", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
@@ -192,14 +211,18 @@ def main(argv: Sequence[str] | None = None) -> None:
             if kind == "pylance"
             else run_ours(args.url, args.calls, rest[0], rest[1])
         )
+        if kind == "ours" and len(rest) == 3:  # the baseline really ran its own library
+            import lance_namespace_async
+
+            assert str(_baseline_tree(rest[2])) in lance_namespace_async.__file__
         print(json.dumps(result), flush=True)
         return
     import _catalog
     import _results
 
-    output = _results.output_path(parser, args, RESULTS, ["calls", "rounds", "wires"])
+    output = _results.output_path(parser, args, RESULTS, ["calls", "rounds"])
     root, _ = _catalog.ensure_catalog(NAMESPACES, TABLES, lambda text: print(text, flush=True))
-    contenders = _contenders([wire for wire in args.wires.split(",") if wire])
+    contenders = _contenders([wire for wire in args.wires.split(",") if wire], args.baseline)
     runs: dict[str, list[dict[str, dict[str, float]]]] = {name: [] for name, _ in contenders}
     load_before = os.getloadavg()
     started = time.perf_counter()
@@ -208,6 +231,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         url = f"http://127.0.0.1:{port}"
         for round_ in range(args.rounds):
             for name, contender in contenders:
+                environment = dict(os.environ)
+                if len(contender) == 4:  # the baseline's library first on the path
+                    tree = _baseline_tree(contender[3])
+                    environment["PYTHONPATH"] = f"{tree}{os.pathsep}{tree / 'generated'}"
                 answer = subprocess.run(
                     [
                         sys.executable,
@@ -223,6 +250,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     text=True,
                     check=True,
                     cwd=HERE,
+                    env=environment,
                 )
                 result = json.loads(answer.stdout.strip().splitlines()[-1])
                 runs[name].append(result)
