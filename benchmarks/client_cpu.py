@@ -1,7 +1,8 @@
 """Client CPU per request: our rest backend vs pylance's RestNamespace, same server.
 
-    .venv/bin/python benchmarks/client_cpu.py                 # 2,000 calls per row, 3 rounds
-    .venv/bin/python benchmarks/client_cpu.py --calls 500 --rounds 1   # a smoke run
+    .venv/bin/python benchmarks/client_cpu.py                 # 1,000 calls per cell, 3 rounds
+    .venv/bin/python benchmarks/client_cpu.py --calls 300 --rounds 1   # a smoke run
+    .venv/bin/python benchmarks/client_cpu.py --baseline 5d3e9c9       # + that commit's library
 
 Issue 18's first goal, measured on its own: the CPU time the *client process*
 spends per DescribeTable and per ListTables (all its threads: pylance's Rust
@@ -15,9 +16,11 @@ one warm-up pass over the tables, then ``--calls`` timed calls:
 
 Contenders: pylance ``RestNamespace``; ours on asyncio and on uvloop with the
 default wire (``http_client=auto``), and ours with each other wire named in
-``--wires``. Rounds alternate the contenders; the table shows the median of the
-rounds. The CPU clock is ``time.process_time()`` of the client process, so the
-server's work is never counted. Writes benchmarks/results/client_cpu.md (smoke
+``--wires``, and the library of the commit ``--baseline`` names (``git archive``
+into a temporary directory, first on that contender's path). Rounds alternate
+the contenders; the table shows the median of the rounds. The CPU clock is
+``time.process_time()`` of the client process, so the server's work is never
+counted. Writes benchmarks/results/client_cpu.md (smoke
 runs: under /tmp/lna-bench/smoke/).
 """
 
@@ -195,7 +198,7 @@ def _serve(root: Path) -> tuple[subprocess.Popen[str], int]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--wires", default="", help="comma-separated extra http_client values")
     parser.add_argument("--baseline", help="a git commit: its library as one more contender")
