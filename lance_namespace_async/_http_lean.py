@@ -67,6 +67,7 @@ class _Connection(asyncio.Protocol):
         self._reset()
         self._can_write = True
         self._write_waiter: asyncio.Future[None] | None = None
+        self.busy = False  # a request is out and its answer not yet read
 
     def _reset(self) -> None:
         self.status = 0
@@ -88,6 +89,9 @@ class _Connection(asyncio.Protocol):
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is no subclass
 
     def data_received(self, data: bytes) -> None:
+        if not self.busy:  # bytes nobody asked for, on an idle connection: never reused
+            self.close()
+            return
         if not self.head_done:
             self._head_bytes += len(data)
         try:
@@ -210,6 +214,7 @@ class _Connection(asyncio.Protocol):
     async def send(self, head: bytes, body: bytes | None, stream: Any, timeouts: Any) -> None:
         """Write the request, then wait for the answer's head."""
         self._reset()
+        self.busy = True
         assert self.transport is not None
         self.transport.write(head + body if body else head)
         if stream is not None:
@@ -292,6 +297,7 @@ class _Body(httpx.AsyncByteStream):
         connection = self._connection
         connection.idle_since = time.monotonic()
         if connection.reusable():
+            connection.busy = False
             self._pool.release(self._key, connection)
         else:
             connection.close()
