@@ -190,7 +190,12 @@ class _Connection(asyncio.Protocol):
     def close(self) -> None:
         self.closed = True
         if self.transport is not None:
-            self.transport.close()
+            if self.transport.get_extra_info("sslcontext") is not None:
+                # no TLS close_notify exchange: the answer's framing already told where it
+                # ended, and a shutdown still pending when the loop stops leaks the socket
+                self.transport.abort()
+            else:
+                self.transport.close()
 
     async def _wait(self, timeout: float | None) -> None:
         """Until the parser has more for us (head, body bytes, the end, an error).
@@ -323,7 +328,7 @@ class LeanPool(httpx.AsyncBaseTransport):
         self._idle: dict[_Key, list[_Connection]] = {}
         self._open = 0
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
-        self._heads: dict[tuple[str, bytes], bytes] = {}
+        self._connections: set[_Connection] = set()  # every one opened on this loop
 
     def _for_loop(self) -> asyncio.AbstractEventLoop:
         loop = asyncio.get_running_loop()
@@ -332,6 +337,7 @@ class LeanPool(httpx.AsyncBaseTransport):
             self._idle = {}
             self._open = 0
             self._waiters = collections.deque()
+            self._connections = set()
         return loop
 
     def _ssl(self) -> ssl.SSLContext:
@@ -417,6 +423,9 @@ class LeanPool(httpx.AsyncBaseTransport):
             raise httpx.ConnectTimeout(f"timed out connecting to {host}:{port}") from None
         except (OSError, ssl.SSLError) as exc:
             raise httpx.ConnectError(f"cannot connect to {host}:{port}: {exc}") from None
+        if len(self._connections) >= 2 * self._max_connections:
+            self._connections = {known for known in self._connections if not known.closed}
+        self._connections.add(connection)
         return connection
 
     def release(self, key: _Key, connection: _Connection | None) -> None:
@@ -475,8 +484,11 @@ class LeanPool(httpx.AsyncBaseTransport):
         )
 
     async def aclose(self) -> None:
-        for connections in self._idle.values():
-            for connection in connections:
-                connection.close()
+        """Close every connection, idle or still serving an answer nobody finished reading."""
+        for connection in self._connections:
+            if not connection.closed:
+                with contextlib.suppress(RuntimeError):  # opened on a loop that is gone
+                    connection.close()
+        self._connections = set()
         self._idle = {}
         self._open = 0
