@@ -89,7 +89,7 @@ class _Connection(asyncio.Protocol):
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is no subclass
 
     def data_received(self, data: bytes) -> None:
-        if not self.busy:  # bytes nobody asked for, on an idle connection: never reused
+        if not self.busy or self.complete:  # bytes after the answer: nobody asked for them
             self.close()
             return
         if not self.head_done:
@@ -136,6 +136,10 @@ class _Connection(asyncio.Protocol):
             self._write_waiter.set_result(None)
 
     # -- httptools callbacks -----------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        if self.complete:  # a second answer to one request: stop reading this connection
+            raise httpx.RemoteProtocolError("an answer nobody asked for")
 
     def on_status(self, reason: bytes) -> None:
         self.reason += reason

@@ -125,6 +125,16 @@ class ScriptedServer:
                 extra = b"Connection: close\r\n" if action == "ok-close" else b""
                 if action == "ok-then-stray":  # a second answer nobody asked for follows
                     asyncio.get_running_loop().call_later(0.05, writer.write, STRAY)
+                if action == "ok-with-stray":  # in the same packet as the answer
+                    extra = b""
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                        + body
+                        + STRAY
+                    )
+                    await writer.drain()
+                    continue
                 if action == "token":
                     body = json.dumps({"access_token": "tk", "expires_in": 3600}).encode()
                 if action == "gzip":
@@ -620,13 +630,18 @@ def test_the_default_wire_runs_on_uvloop(wire: str) -> None:
     assert connections == 1  # kept alive, the 503 included
 
 
-# aiohttp (3.14) reads a stray answer on an idle pooled connection as the next call's
-# answer (the second call below gets ["stray"]); the other wires close such a connection
-@pytest.mark.parametrize("wire", ["lean", "httpx"])
+# Not every wire passes: aiohttp (3.14) takes a stray answer on an idle pooled connection
+# for the next call's (the second call below gets ["stray"]), and httpcore (h11) does so
+# when the stray answer comes in the same packet as the real one; the lean wire closes a
+# connection at the first byte after an answer
+@pytest.mark.parametrize(
+    ("wire", "stray"),
+    [("lean", "ok-then-stray"), ("lean", "ok-with-stray"), ("httpx", "ok-then-stray")],
+)
 async def test_an_answer_nobody_asked_for_is_never_taken_for_the_next(
-    scripted: ScriptedServer, wire: str
+    scripted: ScriptedServer, wire: str, stray: str
 ) -> None:
-    scripted.script = ["ok-then-stray", "ok"]
+    scripted.script = [stray, "ok"]
     async with lna.connect("rest", {"uri": scripted.url, "http_client": wire, **FAST}) as ns:
         assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
         await asyncio.sleep(0.2)  # the stray answer has arrived
