@@ -88,6 +88,7 @@ def coerce_request(request: object, model_name: str) -> Any:
         raise InvalidInputError(f"malformed {model_name}: {exc}") from None
 
 
+@functools.cache
 def request_fields(model: type) -> frozenset[str]:
     """The fields a generated request model declares: JSON names and Python names."""
     names = frozenset(attrs.fields_dict(model)) - {"additional_properties"}

@@ -42,6 +42,7 @@ import functools
 import json
 import math
 import random
+import re
 import ssl
 import time
 import urllib.parse
@@ -78,6 +79,9 @@ RETRY_STATUSES = frozenset({429, 502, 503, 504})
 #: statuses after which a non-idempotent request may have been applied
 AMBIGUOUS_STATUSES = frozenset({502, 504})
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+#: a URL path or query httpx's urlparse leaves as it is: unreserved characters,
+#: sub-delimiters, ":@/" and percent-escapes (dot segments are checked apart)
+_PLAIN = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*\Z")
 
 
 def parse_http_url(value: str) -> str:
@@ -105,8 +109,8 @@ def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
 
 def _parse_http_client(value: str) -> str:
     choice = value.strip().lower()
-    if choice not in ("auto", "aiohttp", "httpx"):
-        raise ValueError("expected auto, aiohttp or httpx")
+    if choice not in ("auto", "lean", "aiohttp", "httpx"):
+        raise ValueError("expected auto, lean, aiohttp or httpx")
     return choice
 
 
@@ -142,8 +146,8 @@ class HttpConfig(BackendConfig):
     http_client: str = prop(
         default="auto",
         parse=_parse_http_client,
-        doc="connection pool: aiohttp (half the CPU per request), httpx, or auto "
-        "(aiohttp when installed and running on asyncio)",
+        doc="connection pool: lean (httptools on asyncio, the least CPU per request), "
+        "aiohttp, httpx, or auto (lean on asyncio, httpx elsewhere)",
     )
     headers: dict[str, str] = prop(prefix="header.", secret=True)
     tls_verify: bool = prop("tls.verify", default=True, parse=parse_bool)
@@ -262,19 +266,38 @@ class _Client(httpx.AsyncClient):
             return request
         query = str(httpx.QueryParams(params)) if params else ""
         merged = httpx.Headers(self.headers)
-        merged.update(self.catalog_headers)
-        merged.update(headers)
+        if self.catalog_headers:
+            merged.update(self.catalog_headers)
+        if headers:
+            merged.update(headers)
+        extensions = {"timeout": self.timeout.as_dict()}
+        path = self._base_path + url
+        if _PLAIN.match(path) and "/." not in path and _PLAIN.match(query):
+            # what urlparse would make of it, without parsing: every character is one
+            # it leaves alone, and no dot segment is there to remove
+            target = httpx.URL.__new__(httpx.URL)
+            target._uri_reference = self._base_reference._replace(path=path, query=query or None)
+            return _json_request(method, target, merged, json, extensions)
         return httpx.Request(
             method,
             self._base + url + ("?" + query if query else ""),
             headers=merged,
             json=json,
-            extensions={"timeout": self.timeout.as_dict()},
+            extensions=extensions,
         )
 
     @functools.cached_property
     def _base(self) -> str:
         return str(self.base_url).rstrip("/")
+
+    @functools.cached_property
+    def _base_reference(self) -> Any:
+        return self.base_url._uri_reference
+
+    @functools.cached_property
+    def _base_path(self) -> str:
+        path: str = self._base_reference.path
+        return path.rstrip("/")
 
     @property
     def cookies(self) -> httpx.Cookies:
@@ -286,6 +309,50 @@ class _Client(httpx.AsyncClient):
     @cookies.setter
     def cookies(self, cookies: Any) -> None:
         self._cookies = _Cookies(cookies)
+
+
+def _json_request(
+    method: str,
+    url: httpx.URL,
+    headers: httpx.Headers,
+    payload: Any,
+    extensions: dict[str, Any],
+) -> httpx.Request:
+    """``httpx.Request(method, url, headers=headers, json=payload, extensions=...)``.
+
+    The same request (tests/test_http_wire.py compares the two), with the headers
+    normalised once instead of three times: httpx copies them, adds the body's and
+    then the automatic ones, each time into a new ``Headers``.
+    """
+    method = method.upper()
+    raw = headers.raw
+    if payload is None:
+        body = b""
+    else:
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        body = text.encode("utf-8")
+        if "content-length" not in headers:
+            raw.append((b"Content-Length", str(len(body)).encode("ascii")))
+        if "content-type" not in headers:
+            raw.append((b"Content-Type", b"application/json"))
+    auto: list[tuple[bytes, bytes]] = []
+    if "host" not in headers and url.host:
+        auto.append((b"Host", url.netloc))
+    if (
+        payload is None
+        and method in ("POST", "PUT", "PATCH")
+        and "content-length" not in headers
+        and "transfer-encoding" not in headers
+    ):
+        auto.append((b"Content-Length", b"0"))
+    request = httpx.Request.__new__(httpx.Request)
+    request.method = method
+    request.url = url
+    request.headers = httpx.Headers(auto + raw)
+    request.extensions = extensions
+    request.stream = httpx.ByteStream(body)
+    request._content = body
+    return request
 
 
 class _Cookies(httpx.Cookies):
@@ -354,12 +421,11 @@ class _RetryingTransport(httpx.AsyncBaseTransport):
                 if reached_server:
                     state.retried_ambiguously = True
             else:
+                if response.status_code not in RETRY_STATUSES or attempt >= retries:
+                    state.response = response
+                    return response
                 delay = self._delay(attempt, response)
-                if (
-                    response.status_code not in RETRY_STATUSES
-                    or attempt >= retries
-                    or self._past_deadline(state, delay)
-                ):
+                if self._past_deadline(state, delay):
                     state.response = response
                     return response
                 if response.status_code in AMBIGUOUS_STATUSES and not state.idempotent:

@@ -78,6 +78,8 @@ class _Inflater:
 
 
 def _inflater(headers: httpx.Headers) -> _Inflater | None:
+    if "content-encoding" not in headers:
+        return None  # most answers: not compressed
     codings = [
         coding
         for coding in (

@@ -1,9 +1,10 @@
 """The wires under the HTTP transport's httpx client (``http_client``).
 
 httpx (auth, retries, timeouts, the body's size limit) stays on top; only the
-connection pool and the HTTP/1.1 parser differ: httpcore in small shards, or
-aiohttp. Each wire's failures are the httpx errors the retry policy reads, so
-both wires are held to the same rules (tests/test_http_wire.py).
+connection pool and the HTTP/1.1 parser differ: the lean wire (httptools on an
+asyncio Protocol, :mod:`._http_lean`, the default on asyncio), aiohttp, or
+httpcore in small shards. Each wire's failures are the httpx errors the retry
+policy reads, so every wire is held to the same rules (tests/test_http_wire.py).
 """
 
 from __future__ import annotations
@@ -210,16 +211,22 @@ class _AiohttpPool(httpx.AsyncBaseTransport):
 
 
 def wire(verify: ssl.SSLContext | bool, config: HttpConfig) -> httpx.AsyncBaseTransport:
-    """The connection pool ``http_client`` asks for (``auto``: aiohttp on asyncio)."""
+    """The connection pool ``http_client`` asks for (``auto``: the lean wire on asyncio)."""
     choice = config.http_client
     if choice == "auto":
         try:
-            import aiohttp
-
             asyncio.get_running_loop()  # absent under trio: httpx serves every loop
-            choice = "aiohttp"
-        except (ImportError, RuntimeError):
+            choice = "lean"
+        except RuntimeError:
             choice = "httpx"
+    if choice == "lean":
+        try:
+            from ._http_lean import LeanPool
+        except ImportError as exc:
+            raise errors.MissingDependencyError(
+                f"http_client=lean needs: pip install httptools ({exc})"
+            ) from None
+        return LeanPool(verify, config)
     if choice == "aiohttp":
         try:
             import aiohttp  # noqa: F401

@@ -33,6 +33,8 @@ MAX_STORAGE_NAME_BYTES = 255
 
 
 def _has_control_character(name: str) -> bool:
+    if name.isascii():  # most names: ASCII's controls are exactly its unprintable ones
+        return not name.isprintable()
     return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in name)
 
 

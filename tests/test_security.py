@@ -587,7 +587,7 @@ def tls_target(request: pytest.FixtureRequest, pki: Pki, tmp_path: Path) -> Iter
             catalog.stop()  # disposes its sqlite engines
 
 
-@pytest.mark.parametrize("http_client", ["httpx", "aiohttp"])
+@pytest.mark.parametrize("http_client", ["httpx", "aiohttp", "lean"])
 async def test_tls_verification_is_on_by_default(
     tls_target: TlsTarget, pki: Pki, http_client: str
 ) -> None:

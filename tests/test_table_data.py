@@ -475,7 +475,7 @@ class _BusyOnce:
         await send({"type": "http.response.body", "body": payload})
 
 
-@pytest.mark.parametrize("http_client", ["httpx", "aiohttp"])
+@pytest.mark.parametrize("http_client", ["httpx", "aiohttp", "lean"])
 async def test_a_table_is_resent_after_a_503_but_a_readers_rows_are_sent_once(
     http_client: str,
 ) -> None:
