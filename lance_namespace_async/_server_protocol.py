@@ -36,7 +36,7 @@ import asyncio
 import json
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import uvicorn
 from uvicorn.config import Config
@@ -217,7 +217,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().on_headers_complete()
         cycle = self.cycle
         if cycle is not None and getattr(cycle, "transport", None) is self.transport:
-            cycle.transport = _HeadHoldingTransport(self.transport)
+            # duck-typed: every other call goes to the real transport
+            cycle.transport = cast("asyncio.Transport", _HeadHoldingTransport(self.transport))
 
     def on_body(self, body: bytes) -> None:
         self._body_bytes += len(body)
