@@ -37,6 +37,9 @@ __all__ = ["ManifestSnapshots", "Snapshot"]
 
 #: the directory must have been still this long before its rows are trusted
 SETTLED_NS = 1_000_000_000
+#: after finding the manifest unsettled, reads go straight to pylance this long (no stat):
+#: a catalog written to all the time then pays one stat per interval, not one per read
+RECHECK_NS = 100_000_000
 #: larger manifests are not copied (about 200 bytes a row in memory)
 MAX_ROWS = 200_000
 #: the manifest's columns the copy reads; a manifest with others is left to pylance
@@ -91,6 +94,11 @@ class ManifestSnapshots:
         self._prefix = prefix
         #: whether a real pylance answer had exactly the form :meth:`described` builds
         self.confirmed = False
+        self._unsettled_until = 0  # time.monotonic_ns() before which not to look again
+
+    def worth_checking(self) -> bool:
+        """False for a while after the manifest was found changing (no file system access)."""
+        return time.monotonic_ns() >= self._unsettled_until
 
     def current(self) -> Snapshot | None:
         """The snapshot of the manifest as it is now, or None (then ask pylance)."""
@@ -104,7 +112,9 @@ class ManifestSnapshots:
 
     def _refresh(self, state: _State) -> Snapshot | None:
         if time.time_ns() - max(state[1], state[2]) < SETTLED_NS:
-            return None  # changed a moment ago: more commits may follow within the tick
+            # changed a moment ago: more commits may follow within the tick
+            self._unsettled_until = time.monotonic_ns() + RECHECK_NS
+            return None
         if not self._refreshing.acquire(blocking=False):
             return None  # another thread is reading it: this call asks pylance
         try:

@@ -290,7 +290,7 @@ class DirectoryNamespace(AsyncLanceNamespace):
         )
 
     async def _snapshot(self) -> Snapshot | None:
-        if self._snapshots is None:
+        if self._snapshots is None or not self._snapshots.worth_checking():
             return None
         return await self._run(self._snapshots.current)
 

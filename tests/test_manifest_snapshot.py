@@ -145,6 +145,9 @@ async def test_a_manifest_that_just_changed_is_not_copied(
     # a commit a moment ago: another could follow within the same clock tick, unseen by
     # the directory's times, so reads go to pylance until the manifest has been still
     assert await ns._snapshot() is None
+    snapshots = ns._snapshots
+    assert snapshots is not None
+    assert not snapshots.worth_checking()  # reads go to pylance without a stat for a while
     assert (await ns.describe_table({"id": ["a", "t"]})).table == "t"
 
 
