@@ -14,7 +14,8 @@ The copy is trusted only when it cannot miss a commit:
 * the directory had not changed for ``SETTLED_NS`` when it was read: a file system
   stamps times at a clock tick, so a commit in the same tick as the read could leave the
   stamps as they were (git's "racy" index entries); a directory that changed a second
-  before cannot be changed again within the tick it was stamped in;
+  before cannot be changed again within the tick it was stamped in (three seconds where
+  the times are whole seconds: file systems stamping in 1 or 2 s steps);
 * the root is a local path (object stores have no directory times), and the manifest
   has at most ``MAX_ROWS`` rows (the copy is held in memory).
 
@@ -37,6 +38,9 @@ __all__ = ["ManifestSnapshots", "Snapshot"]
 
 #: the directory must have been still this long before its rows are trusted
 SETTLED_NS = 1_000_000_000
+#: ... and this long where its times are whole seconds (a file system stamping in 1 or 2 s
+#: steps, FAT's for one)
+COARSE_SETTLED_NS = 3_000_000_000
 #: after finding the manifest unsettled, reads go straight to pylance this long (no stat):
 #: a catalog written to all the time then pays one stat per interval, not one per read
 RECHECK_NS = 100_000_000
@@ -111,7 +115,9 @@ class ManifestSnapshots:
         return self._refresh(state)
 
     def _refresh(self, state: _State) -> Snapshot | None:
-        if time.time_ns() - max(state[1], state[2]) < SETTLED_NS:
+        coarse = state[1] % 1_000_000_000 == 0 and state[2] % 1_000_000_000 == 0
+        settled = COARSE_SETTLED_NS if coarse else SETTLED_NS
+        if time.time_ns() - max(state[1], state[2]) < settled:
             # changed a moment ago: more commits may follow within the tick
             self._unsettled_until = time.monotonic_ns() + RECHECK_NS
             return None
