@@ -1,4 +1,5 @@
-"""One load-generator process: DescribeTable calls against a REST server on 127.0.0.1.
+"""One load-generator process: DescribeTable calls (``--op``: TableExists, ListTables)
+against a REST server on 127.0.0.1.
 
 ``--mode raw``: a minimal HTTP/1.1 keep-alive client on bare asyncio streams
 (pre-built request bytes, Content-Length framing only), the cheapest load this
@@ -29,9 +30,12 @@ def _ids(namespaces: int, tables_per_ns: int, offset: int, count: int) -> list[t
     return [every[(offset + i) % len(every)] for i in range(count)]
 
 
-def _request_bytes(port: int, table: tuple[str, str]) -> bytes:
+def _request_bytes(port: int, table: tuple[str, str], op: str = "describe") -> bytes:
+    if op == "list":  # ListTables of the table's namespace (GET, no body)
+        path = f"/v1/namespace/{table[0]}/table/list"
+        return f"GET {path} HTTP/1.1\r\nHost: {LOOPBACK}:{port}\r\n\r\n".encode()
     body = json.dumps({"id": list(table)}).encode()
-    path = f"/v1/table/{table[0]}%24{table[1]}/describe"
+    path = f"/v1/table/{table[0]}%24{table[1]}/{op}"
     head = (
         f"POST {path} HTTP/1.1\r\nHost: {LOOPBACK}:{port}\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
@@ -60,7 +64,7 @@ async def run_raw(port: int, concurrency: int, requests: list[bytes]) -> tuple[f
     for reader, writer in connections:
         writer.write(requests[0])
         if await _read_response(reader) != 200:
-            raise RuntimeError("warm-up DescribeTable failed")
+            raise RuntimeError("warm-up call failed")
     await _go()
     cpu = time.process_time()
     start = time.perf_counter()
@@ -71,7 +75,7 @@ async def run_raw(port: int, concurrency: int, requests: list[bytes]) -> tuple[f
             writer.write(request)
             status = await _read_response(reader)
             if status != 200:
-                raise RuntimeError(f"DescribeTable answered HTTP {status}")
+                raise RuntimeError(f"the server answered HTTP {status}")
 
     async with asyncio.TaskGroup() as group:
         for index in range(concurrency):
@@ -125,10 +129,11 @@ def main() -> None:
     parser.add_argument("--tables-per-ns", type=int, required=True)
     parser.add_argument("--offset", type=int, default=0)
     parser.add_argument("--count", type=int, required=True)
+    parser.add_argument("--op", choices=["describe", "exists", "list"], default="describe")
     args = parser.parse_args()
     tables = _ids(args.namespaces, args.tables_per_ns, args.offset, args.count)
     if args.mode == "raw":
-        requests = [_request_bytes(args.port, table) for table in tables]
+        requests = [_request_bytes(args.port, table, args.op) for table in tables]
         start, end, cpu = asyncio.run(run_raw(args.port, args.concurrency, requests))
     else:
         start, end, cpu = asyncio.run(run_ours(args.port, args.concurrency, tables))

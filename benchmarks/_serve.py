@@ -2,6 +2,8 @@
 
 ``--impl pylance``: pylance's Rust ``RestAdapter("dir", {"root": ...})``.
 ``--impl ours``: ``lance_namespace_async.server.create_app(connect("dir", ...))``
+(``--impl synthetic``: the same server over ``_synthetic.SyntheticCatalog``, which
+answers without storage, so its CPU per request is the HTTP + ASGI stack alone)
 under uvicorn, access log off, configured as ``lance_namespace_async.server.serve()``
 does: ``--http auto`` (httptools, which the ``server`` extra installs, with serve()'s
 connection limits) on an asyncio loop (``--loop uvloop`` to try uvloop instead;
@@ -64,6 +66,7 @@ def serve_ours(
     http: str = "auto",
     loop_name: str = "asyncio",
     max_body_bytes: int | None = None,
+    synthetic: bool = False,
 ) -> None:
     try:
         import uvicorn
@@ -75,7 +78,12 @@ def serve_ours(
         return
 
     async def run() -> None:
-        namespace = lna.connect("dir", {"root": root})
+        if synthetic:
+            from _synthetic import SyntheticCatalog
+
+            namespace: Any = SyntheticCatalog(20, 50)
+        else:
+            namespace = lna.connect("dir", {"root": root})
         try:
             app = (
                 create_app(namespace)
@@ -153,7 +161,7 @@ def _uvloop() -> Any:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--impl", choices=["pylance", "ours"], required=True)
+    parser.add_argument("--impl", choices=["pylance", "ours", "synthetic"], required=True)
     parser.add_argument("--root", required=True)
     parser.add_argument("--max-seconds", type=float, default=3600.0)
     parser.add_argument("--http", choices=["auto", "h11", "httptools"], default="auto")
@@ -163,7 +171,14 @@ def main() -> None:
     if args.impl == "pylance":
         serve_pylance(args.root, args.max_seconds)
     else:
-        serve_ours(args.root, args.max_seconds, args.http, args.loop, args.max_body_bytes)
+        serve_ours(
+            args.root,
+            args.max_seconds,
+            args.http,
+            args.loop,
+            args.max_body_bytes,
+            synthetic=args.impl == "synthetic",
+        )
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ The clients are ours (``connect("rest", ...)``, async) and pylance's Rust
   bodies above 2 MB (axum's default limit; 413), so 100,000 rows cannot go in one call
   there (ours takes them in one call when its ``max_body_bytes`` allows);
 * QueryTable k-NN (k=10, no index: a full scan) on the table, ``--queries`` times;
-* CountTableRows and DescribeTable latency per call (median of ``--calls`` calls).
+* CountTableRows and DescribeTable latency per call (median of ``--calls`` calls);
+* the server process's CPU time (user + system, all threads, from /proc) per call of
+  each phase: what serving the call costs, whatever the client.
 
 Writes benchmarks/results/data_ops.md (``--output``) and prints it.
 """
@@ -38,6 +40,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from rest_crawl import process_cpu
 
 HERE = Path(__file__).resolve().parent
 DIM = 128
@@ -64,8 +67,21 @@ def ipc_stream(table: pa.Table) -> bytes:
     return bytes(sink.getvalue().to_pybytes())
 
 
+class ServerCpu:
+    """CPU seconds the server process used since the last call (per phase)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.last = process_cpu(pid) or 0.0
+
+    def lap(self) -> float:
+        now = process_cpu(self.pid) or 0.0
+        used, self.last = now - self.last, now
+        return used
+
+
 @contextlib.contextmanager
-def server(impl: str, root: str) -> Iterator[str]:
+def server(impl: str, root: str) -> Iterator[tuple[str, ServerCpu]]:
     command = [sys.executable, str(HERE / "_serve.py"), "--impl", impl, "--root", root]
     if impl == "ours":
         command += ["--max-body-bytes", str(1 << 30)]
@@ -75,7 +91,7 @@ def server(impl: str, root: str) -> Iterator[str]:
         line = process.stdout.readline().strip()
         if not line.startswith("PORT "):
             raise RuntimeError(f"{impl} server did not start: {line}")
-        yield f"http://127.0.0.1:{line.split()[1]}"
+        yield f"http://127.0.0.1:{line.split()[1]}", ServerCpu(process.pid)
     finally:
         assert process.stdin is not None
         process.stdin.close()
@@ -86,7 +102,7 @@ def best(times: list[float]) -> float:
     return min(times)
 
 
-async def run_ours(uri: str, args: argparse.Namespace) -> dict[str, float]:
+async def run_ours(uri: str, cpu: ServerCpu, args: argparse.Namespace) -> dict[str, float]:
     import lance_namespace_async as lna
 
     table = ["b", "t"]
@@ -95,12 +111,15 @@ async def run_ours(uri: str, args: argparse.Namespace) -> dict[str, float]:
     async with lna.connect("rest", {"uri": uri, "read_timeout": "600000"}) as ns:
         await ns.create_namespace({"id": ["b"]})
         await ns.create_table({"id": table}, table_of(10, start=10**9))
+        server: dict[str, float] = {}
+        cpu.lap()
         inserts = []
         for _ in range(args.repeat):
             started = time.perf_counter()
             for part in chunks(data, args.batch_rows):
                 await ns.insert_into_table({"id": table}, part)
             inserts.append(time.perf_counter() - started)
+        server["insert"] = cpu.lap()
         knn = []
         for _ in range(args.repeat):
             started = time.perf_counter()
@@ -108,12 +127,15 @@ async def run_ours(uri: str, args: argparse.Namespace) -> dict[str, float]:
                 result = await ns.query_table(query)
                 assert result.num_rows == 10
             knn.append(time.perf_counter() - started)
+        server["knn"] = cpu.lap()
         count = await timed_async(lambda: ns.count_table_rows({"id": table}), args.calls)
+        server["count"] = cpu.lap()
         describe = await timed_async(lambda: ns.describe_table({"id": table}), args.calls)
-    return summary(args, inserts, knn, count, describe)
+        server["describe"] = cpu.lap()
+    return summary(args, inserts, knn, count, describe, server)
 
 
-def run_pylance(uri: str, args: argparse.Namespace) -> dict[str, float]:
+def run_pylance(uri: str, cpu: ServerCpu, args: argparse.Namespace) -> dict[str, float]:
     import lance_namespace as ln
     from lance.namespace import RestNamespace
 
@@ -122,6 +144,8 @@ def run_pylance(uri: str, args: argparse.Namespace) -> dict[str, float]:
     data = table_of(args.rows)
     ns.create_namespace(ln.CreateNamespaceRequest(id=["b"]))
     ns.create_table(ln.CreateTableRequest(id=table), ipc_stream(table_of(10, start=10**9)))
+    server: dict[str, float] = {}
+    cpu.lap()
     inserts = []
     for _ in range(args.repeat):
         started = time.perf_counter()
@@ -129,6 +153,7 @@ def run_pylance(uri: str, args: argparse.Namespace) -> dict[str, float]:
             # pylance's interface takes IPC bytes: the conversion is part of its cost
             ns.insert_into_table(ln.InsertIntoTableRequest(id=table), ipc_stream(part))
         inserts.append(time.perf_counter() - started)
+    server["insert"] = cpu.lap()
     request = ln.QueryTableRequest(
         id=table, k=10, vector={"single_vector": [0.5] * DIM},
         vector_column="vec",
@@ -140,9 +165,12 @@ def run_pylance(uri: str, args: argparse.Namespace) -> dict[str, float]:
             answer = ns.query_table(request)
             assert pa.ipc.open_file(pa.BufferReader(answer.data)).read_all().num_rows == 10
         knn.append(time.perf_counter() - started)
+    server["knn"] = cpu.lap()
     count = timed(lambda: ns.count_table_rows(ln.CountTableRowsRequest(id=table)), args.calls)
+    server["count"] = cpu.lap()
     describe = timed(lambda: ns.describe_table(ln.DescribeTableRequest(id=table)), args.calls)
-    return summary(args, inserts, knn, count, describe)
+    server["describe"] = cpu.lap()
+    return summary(args, inserts, knn, count, describe, server)
 
 
 async def timed_async(call: Callable[[], Any], calls: int) -> float:
@@ -164,13 +192,23 @@ def timed(call: Callable[[], Any], calls: int) -> float:
 
 
 def summary(
-    args: argparse.Namespace, inserts: list[float], knn: list[float], count: float, describe: float
+    args: argparse.Namespace,
+    inserts: list[float],
+    knn: list[float],
+    count: float,
+    describe: float,
+    server: dict[str, float],
 ) -> dict[str, float]:
+    insert_calls = args.repeat * len(range(0, args.rows, args.batch_rows))
     return {
         "insert_rows_per_s": args.rows / best(inserts),
         "knn_queries_per_s": args.queries / best(knn),
         "count_ms": count * 1000,
         "describe_ms": describe * 1000,
+        "insert_server_ms": server["insert"] * 1000 / insert_calls,
+        "knn_server_ms": server["knn"] * 1000 / (args.repeat * args.queries),
+        "count_server_ms": server["count"] * 1000 / args.calls,
+        "describe_server_ms": server["describe"] * 1000 / args.calls,
     }
 
 
@@ -192,13 +230,23 @@ def report(args: argparse.Namespace, ours: dict[str, float], theirs: dict[str, f
         ("QueryTable k-NN k=10, queries/s (higher is better)", "knn_queries_per_s", True),
         ("CountTableRows, ms per call (lower is better)", "count_ms", False),
         ("DescribeTable, ms per call (lower is better)", "describe_ms", False),
+        (
+            f"Server CPU per InsertIntoTable of {args.batch_rows:,} rows, ms (lower is better)",
+            "insert_server_ms",
+            False,
+        ),
+        ("Server CPU per k-NN query, ms (lower is better)", "knn_server_ms", False),
+        ("Server CPU per CountTableRows, ms (lower is better)", "count_server_ms", False),
+        ("Server CPU per DescribeTable, ms (lower is better)", "describe_server_ms", False),
     ]
     for title, key, higher in rows:
         ratio = ours[key] / theirs[key] if higher else theirs[key] / ours[key]
         lines.append(f"| {title} | {ours[key]:,.1f} | {theirs[key]:,.1f} | {ratio:.2f}x |")
     lines += [
         "",
-        "Ratios are throughput ratios (latency ratios inverted): > 1 means ours is faster.",
+        "Ratios are throughput ratios (latency and CPU ratios inverted): > 1 means ours is "
+        "faster or cheaper. Server CPU: user + system time of the server process (all "
+        f"threads) over each phase, per call; load average {os.getloadavg()[0]:.2f} at the end.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -215,10 +263,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="lna-bench-data-") as tmp:
         (Path(tmp) / "ours").mkdir()
         (Path(tmp) / "pylance").mkdir()
-        with server("ours", f"{tmp}/ours") as uri:
-            ours = asyncio.run(run_ours(uri, args))
-        with server("pylance", f"{tmp}/pylance") as uri:
-            theirs = run_pylance(uri, args)
+        with server("ours", f"{tmp}/ours") as (uri, cpu):
+            ours = asyncio.run(run_ours(uri, cpu, args))
+        with server("pylance", f"{tmp}/pylance") as (uri, cpu):
+            theirs = run_pylance(uri, cpu, args)
     text = report(args, ours, theirs)
     Path(args.output).write_text(text, encoding="utf-8")
     print(text)

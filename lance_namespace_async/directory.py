@@ -66,6 +66,7 @@ from ._lance_tables import (
     place_of,
     storage_failure,
 )
+from ._manifest_snapshot import ManifestSnapshots, Snapshot, read_manifest_rows
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._namespace_guard import NamespaceGuard
 from ._paging import check_limit, page_of, token_of
@@ -192,6 +193,21 @@ class DirectoryNamespace(AsyncLanceNamespace):
         self._manifest_lock = anyio.Lock()
         # pylance commits a declare and a Restrict drop as separate manifest writes
         self._guard = NamespaceGuard()
+        self._snapshots = self._manifest_snapshots()
+
+    def _manifest_snapshots(self) -> ManifestSnapshots | None:
+        """Reads of a local catalog without storage settings answer from a copy of the
+        manifest while it holds (``_manifest_snapshot``), not by a pylance scan each."""
+        path = local_path(self.root)
+        config = self.config
+        if path is None or not config.manifest_enabled or config.storage:
+            return None
+        if config.credential_vendor:  # answers carry vended credentials: pylance's
+            return None
+        uri = self._manifest_uri()
+        return ManifestSnapshots(
+            path, _MANIFEST_DELIMITER, lambda: read_manifest_rows(uri, None), f"file://{path}/"
+        )
 
     @classmethod
     def from_properties(cls, properties: dict[str, str] | Any) -> Self:
@@ -273,8 +289,16 @@ class DirectoryNamespace(AsyncLanceNamespace):
             what="table id",
         )
 
+    async def _snapshot(self) -> Snapshot | None:
+        if self._snapshots is None or not self._snapshots.worth_checking():
+            return None
+        return await self._run(self._snapshots.current)
+
     async def _require_namespace(self, namespace: Identifier) -> None:
         if namespace:
+            snapshot = await self._snapshot()
+            if snapshot is not None and _manifest_id(namespace) in snapshot.namespaces:
+                return
             try:
                 await self._call("namespace_exists", {"id": list(namespace)})
             except errors.NamespaceNotFoundError:
@@ -495,6 +519,10 @@ class DirectoryNamespace(AsyncLanceNamespace):
     # -- listing tables ----------------------------------------------------------
 
     async def _table_names(self, namespace: Identifier, *, include_declared: bool) -> list[str]:
+        if namespace and include_declared:
+            snapshot = await self._snapshot()
+            if snapshot is not None and _manifest_id(namespace) in snapshot.namespaces:
+                return list(snapshot.children.get(_manifest_id(namespace), ()))
         await self._require_namespace(namespace)
         names: list[str] = []
         token: str | None = None
@@ -647,10 +675,10 @@ class DirectoryNamespace(AsyncLanceNamespace):
         table = self._table_id(body.get("id"))
         version = body.get("version")
         detailed = body.get("load_detailed_metadata") is True
-        describe: dict[str, Any] = {}
         if detailed or body.get("check_declared") is True:
-            describe["check_declared"] = True
-        result = await self._table_call("describe_table", table, **describe)
+            result = await self._table_call("describe_table", table, check_declared=True)
+        else:
+            result = await self._plain_describe(table)
         reported = str(result.get("location", ""))
         location = await self._resolve(reported, table)
         if location != reported and "is_only_declared" in result:
@@ -669,10 +697,26 @@ class DirectoryNamespace(AsyncLanceNamespace):
             result["storage_options"] = storage
         return DescribeTableResponse.from_dict(_drop_nones(result))
 
+    async def _plain_describe(self, table: Identifier) -> dict[str, Any]:
+        """pylance's DescribeTable answer (no options), from the manifest copy when it
+        holds the table and pylance's form of the answer has been seen once."""
+        snapshots = self._snapshots
+        snapshot = await self._snapshot() if len(table) > 1 else None
+        stored = None if snapshot is None else snapshot.tables.get(_manifest_id(table))
+        if snapshots is None or stored is None:
+            return await self._table_call("describe_table", table)
+        if snapshots.confirmed:
+            return snapshots.described(table, stored)
+        result = await self._table_call("describe_table", table)
+        snapshots.confirm(table, stored, result)
+        return result
+
     async def _table_exists(self, request: TableExistsRequest) -> TableExistsResponse:
         body = request.to_dict()
         table = self._table_id(body.get("id"))
-        await self._table_call("table_exists", table)
+        snapshot = await self._snapshot() if len(table) > 1 else None
+        if snapshot is None or _manifest_id(table) not in snapshot.table_ids:
+            await self._table_call("table_exists", table)
         version = body.get("version")
         if isinstance(version, int):
             location = await self._describe_location(table)
@@ -916,6 +960,10 @@ class DirectoryNamespace(AsyncLanceNamespace):
         return ListTableVersionsResponse.from_dict(
             {"versions": [_drop_nones(v) for v in versions], "page_token": token}
         )
+
+
+def _manifest_id(identifier: Identifier) -> str:
+    return join_identifier(identifier, _MANIFEST_DELIMITER)
 
 
 def _drop_nones(body: dict[str, Any]) -> dict[str, Any]:

@@ -217,24 +217,45 @@ _INTEGER = re.compile(r"-?[0-9]{1,19}")
 _JSON_MEDIA_TYPE = re.compile(r"application/(?:[\w.+-]+\+)?json", re.IGNORECASE)
 
 
-def _match(segments: list[str]) -> tuple[list[Route], dict[str, str]]:
-    """The routes whose template fits ``segments`` and their (still encoded) path values."""
-    found: list[Route] = []
-    values: dict[str, str] = {}
-    for route in ROUTES:
+_Layouts = dict[int, list[tuple[tuple[int, ...], dict[tuple[str, ...], list[int]]]]]
+
+
+def _route_index() -> _Layouts:
+    """Route positions by segment count, then by which segments are parameters, then by
+    the literal segments: a lookup is a dict hit per parameter layout, not a scan of all."""
+    index: dict[int, dict[tuple[int, ...], dict[tuple[str, ...], list[int]]]] = {}
+    for position, route in enumerate(ROUTES):
         template = route.segments
-        if len(template) != len(segments):
-            continue
-        candidate: dict[str, str] = {}
-        for expected, actual in zip(template, segments, strict=True):
-            if expected.startswith("{") and expected.endswith("}"):
-                candidate[expected[1:-1]] = actual
-            elif expected != actual:
-                break
-        else:
-            found.append(route)
-            values = candidate
-    return found, values
+        params = tuple(
+            i for i, part in enumerate(template) if part.startswith("{") and part.endswith("}")
+        )
+        literals = tuple(part for i, part in enumerate(template) if i not in params)
+        layouts = index.setdefault(len(template), {})
+        layouts.setdefault(params, {}).setdefault(literals, []).append(position)
+    return {size: list(layouts.items()) for size, layouts in index.items()}
+
+
+_ROUTE_INDEX = _route_index()
+_TEMPLATES = tuple(route.segments for route in ROUTES)
+
+
+def _match(segments: list[str]) -> tuple[list[Route], dict[str, str]]:
+    """The routes whose template fits ``segments`` (in spec order) and their (still
+    encoded) path values, those of the last route found."""
+    positions: list[int] = []
+    for params, by_literals in _ROUTE_INDEX.get(len(segments), ()):
+        literals = tuple(part for i, part in enumerate(segments) if i not in params)
+        positions.extend(by_literals.get(literals, ()))
+    if not positions:
+        return [], {}
+    positions.sort()
+    template = _TEMPLATES[positions[-1]]
+    values = {
+        part[1:-1]: segments[i]
+        for i, part in enumerate(template)
+        if part.startswith("{") and part.endswith("}")
+    }
+    return [ROUTES[p] for p in positions], values
 
 
 def _decode_segment(value: str) -> str:
@@ -684,12 +705,34 @@ def create_app(
         expose_storage_options,
         expose_vended_credentials,
     )
-    app = Starlette()
-    # the router's fallback, not a Mount: Mount("") matches with ``.*``, so a path
-    # holding a decoded newline (%0A) missed it and got Starlette's plain-text 404
-    app.router.default = adapter
+    app = _AdapterApp(adapter)
     app.state.namespace = namespace
     return app
+
+
+class _AdapterApp(Starlette):
+    """Starlette around the adapter; HTTP requests go straight to it while the app is
+    as :func:`create_app` made it.
+
+    The adapter answers every path and turns every exception into an ErrorResponse, so
+    Starlette's error middleware, exception middleware and router would only cost CPU on
+    each request (a third of the HTTP stack's); routes or middleware a caller adds
+    bring the whole stack back.
+    """
+
+    def __init__(self, adapter: _Adapter) -> None:
+        super().__init__()
+        # the router's fallback, not a Mount: Mount("") matches with ``.*``, so a path
+        # holding a decoded newline (%0A) missed it and got Starlette's plain-text 404
+        self.router.default = adapter
+        self._adapter = adapter
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self.router.routes and not self.user_middleware:
+            scope["app"] = self
+            await self._adapter(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
 
 
 def _is_loopback(host: str) -> bool:

@@ -1,0 +1,191 @@
+"""A read-only copy of a local directory catalog's ``__manifest`` table, kept while it holds.
+
+pylance's Rust ``DirectoryNamespace`` answers DescribeTable, TableExists and ListTables by
+scanning the manifest (a Lance table) on every call: about a millisecond of CPU each, more
+than the whole rest of a REST request. The manifest only changes by a commit, and a commit
+adds a file to ``__manifest/_versions``, which changes that directory's mtime and ctime.
+So a copy of the rows read at one state of that directory answers every call made while
+the directory still has that state, for the price of one ``stat``.
+
+The copy is trusted only when it cannot miss a commit:
+
+* the directory's state (inode, mtime, ctime, size) is the same before and after the rows
+  were read, and again when the copy is used;
+* the directory had not changed for ``SETTLED_NS`` when it was read: a file system
+  stamps times at a clock tick, so a commit in the same tick as the read could leave the
+  stamps as they were (git's "racy" index entries); a directory that changed a second
+  before cannot be changed again within the tick it was stamped in (three seconds where
+  the times are whole seconds: file systems stamping in 1 or 2 s steps);
+* the root is a local path (object stores have no directory times), and the manifest
+  has at most ``MAX_ROWS`` rows (the copy is held in memory).
+
+Anything the copy cannot answer (a missing row, a row with metadata, a location of an
+unusual form, an answer pylance has not shown its form of yet) goes to pylance as before,
+so error texts and edge cases stay pylance's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ManifestSnapshots", "Snapshot"]
+
+#: the directory must have been still this long before its rows are trusted
+SETTLED_NS = 1_000_000_000
+#: ... and this long where its times are whole seconds (a file system stamping in 1 or 2 s
+#: steps, FAT's for one)
+COARSE_SETTLED_NS = 3_000_000_000
+#: after finding the manifest unsettled, reads go straight to pylance this long (no stat):
+#: a catalog written to all the time then pays one stat per interval, not one per read
+RECHECK_NS = 100_000_000
+#: larger manifests are not copied (about 200 bytes a row in memory)
+MAX_ROWS = 200_000
+#: the manifest's columns the copy reads; a manifest with others is left to pylance
+_COLUMNS = ("object_id", "object_type", "location", "metadata", "base_objects")
+#: relative locations pylance joins to the root verbatim (no encoding, no dot segments)
+_PLAIN_LOCATION = re.compile(
+    r"[A-Za-z0-9_$@+=-][A-Za-z0-9_.$@+=-]*(?:/[A-Za-z0-9_$@+=-][A-Za-z0-9_.$@+=-]*)*"
+)
+
+_State = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The manifest's rows at one state of ``_versions``."""
+
+    state: _State
+    #: object id -> stored location, for tables without metadata or base objects
+    tables: dict[str, str]
+    #: object ids of every table
+    table_ids: frozenset[str]
+    #: object ids of namespaces
+    namespaces: frozenset[str]
+    #: namespace object id ("" for the root) -> names of its tables, sorted
+    children: dict[str, list[str]]
+
+
+def _state(path: str) -> _State | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
+
+
+class ManifestSnapshots:
+    """The current :class:`Snapshot` of one catalog's manifest, when one can be trusted.
+
+    ``read_rows`` returns the manifest's rows (the ``_COLUMNS`` of each, or raises);
+    every method here blocks on the file system and runs on a worker thread.
+    """
+
+    def __init__(
+        self, root_path: str, delimiter: str, read_rows: Callable[[], Any], prefix: str
+    ) -> None:
+        self._versions = os.path.join(root_path, "__manifest", "_versions")
+        self._delimiter = delimiter
+        self._read_rows = read_rows
+        self._snapshot: Snapshot | None = None
+        self._refreshing = threading.Lock()
+        #: what pylance's DescribeTable location should be: this + the stored location
+        self._prefix = prefix
+        #: whether a real pylance answer had exactly the form :meth:`described` builds
+        self.confirmed = False
+        self._unsettled_until = 0  # time.monotonic_ns() before which not to look again
+
+    def worth_checking(self) -> bool:
+        """False for a while after the manifest was found changing (no file system access)."""
+        return time.monotonic_ns() >= self._unsettled_until
+
+    def current(self) -> Snapshot | None:
+        """The snapshot of the manifest as it is now, or None (then ask pylance)."""
+        state = _state(self._versions)
+        if state is None:
+            return None
+        snapshot = self._snapshot
+        if snapshot is not None and snapshot.state == state:
+            return snapshot
+        return self._refresh(state)
+
+    def _refresh(self, state: _State) -> Snapshot | None:
+        coarse = state[1] % 1_000_000_000 == 0 and state[2] % 1_000_000_000 == 0
+        settled = COARSE_SETTLED_NS if coarse else SETTLED_NS
+        if time.time_ns() - max(state[1], state[2]) < settled:
+            # changed a moment ago: more commits may follow within the tick
+            self._unsettled_until = time.monotonic_ns() + RECHECK_NS
+            return None
+        if not self._refreshing.acquire(blocking=False):
+            return None  # another thread is reading it: this call asks pylance
+        try:
+            rows = self._read_rows()
+            if rows is None or _state(self._versions) != state:
+                return None
+            snapshot = self._build(state, rows)
+            self._snapshot = snapshot
+            return snapshot
+        except Exception:  # an unreadable manifest is pylance's to report
+            return None
+        finally:
+            self._refreshing.release()
+
+    def _build(self, state: _State, rows: list[dict[str, Any]]) -> Snapshot:
+        tables: dict[str, str] = {}
+        namespaces: set[str] = set()
+        children: dict[str, list[str]] = {}
+        delimiter = self._delimiter
+        for row in rows:
+            object_id = row["object_id"]
+            kind = row["object_type"]
+            if kind == "namespace":
+                namespaces.add(object_id)
+            elif kind == "table":
+                parent, _, name = object_id.rpartition(delimiter)
+                children.setdefault(parent, []).append(name)
+                location = row["location"]
+                if (
+                    row["metadata"] is None
+                    and row["base_objects"] is None
+                    and isinstance(location, str)
+                    and _PLAIN_LOCATION.fullmatch(location)
+                ):
+                    tables[object_id] = location
+        for names in children.values():
+            names.sort()
+        table_ids = frozenset(
+            f"{parent}{delimiter}{name}" if parent else name
+            for parent, names in children.items()
+            for name in names
+        )
+        return Snapshot(state, tables, table_ids, frozenset(namespaces), children)
+
+    def described(self, table: tuple[str, ...], stored: str) -> dict[str, Any]:
+        """pylance's DescribeTable answer (without options) for a table stored at ``stored``."""
+        location = self._prefix + stored
+        return {
+            "table": table[-1],
+            "namespace": list(table[:-1]),
+            "location": location,
+            "table_uri": location,
+        }
+
+    def confirm(self, table: tuple[str, ...], stored: str, answer: dict[str, Any]) -> None:
+        """Trust :meth:`described` once pylance answered exactly that for a copied row."""
+        if answer == self.described(table, stored):
+            self.confirmed = True
+
+
+def read_manifest_rows(uri: str, storage_options: dict[str, str] | None) -> Any:
+    """The rows of the manifest at ``uri`` (None when it is too large or has other columns)."""
+    import lance
+
+    dataset = lance.dataset(uri, storage_options=storage_options or None)
+    if set(dataset.schema.names) != set(_COLUMNS) or dataset.count_rows() > MAX_ROWS:
+        return None
+    return dataset.to_table(columns=list(_COLUMNS)).to_pylist()

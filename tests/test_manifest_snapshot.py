@@ -1,0 +1,180 @@
+"""The directory backend's copy of the manifest (``_manifest_snapshot``): reads answer from
+it only while it is the manifest's current state, and answer exactly what pylance does.
+
+No server: the directory backend over real pylance on real temporary directories. Two
+backends on one root stand for two processes sharing a catalog. ``SETTLED_NS`` (how long
+the manifest must have been still before it is copied) is set to 0 where a test writes
+and reads at once, so the copy is used at all; one test keeps the real value.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import lance
+import pytest
+from conftest import sample_table
+
+import lance_namespace_async as lna
+from lance_namespace_async import _manifest_snapshot, errors
+from lance_namespace_async.directory import DirectoryNamespace
+
+
+@pytest.fixture
+def settled_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_manifest_snapshot, "SETTLED_NS", 0)
+
+
+@pytest.fixture
+async def writer(root: Path) -> AsyncIterator[DirectoryNamespace]:
+    """A second backend on the same root: another process writing to the catalog."""
+    async with lna.connect("dir", {"root": str(root)}) as namespace:
+        assert isinstance(namespace, DirectoryNamespace)
+        yield namespace
+
+
+async def build_catalog(ns: DirectoryNamespace, root: Path) -> None:
+    await ns.create_namespace({"id": ["a"]})
+    await ns.create_namespace({"id": ["a", "b"]})
+    await ns.create_namespace({"id": ["empty"]})
+    for name in ("zz", "Mm", "aa", "m1"):
+        await ns.declare_table({"id": ["a", name]})
+    await ns.declare_table({"id": ["a", "b", "deep"]})
+    declared = await ns.declare_table({"id": ["a", "made"]})
+    lance.write_dataset(sample_table(2), declared.location, mode="overwrite")
+    await ns.declare_table({"id": ["a", "with_props"], "properties": {"owner": "ana"}})
+    lance.write_dataset(sample_table(1), str(root / "loose"))
+    await ns.register_table({"id": ["a", "loose"], "location": "loose"})
+    outside = root.parent / f"{root.name}-outside"
+    lance.write_dataset(sample_table(1), str(outside))
+    await ns.register_table({"id": ["a", "abs"], "location": str(outside)})
+    await ns.declare_table({"id": ["rooted"]})
+
+
+READS: list[tuple[str, list[str]]] = [
+    (method, table)
+    for table in (
+        ["a", "zz"],
+        ["a", "Mm"],
+        ["a", "made"],
+        ["a", "with_props"],
+        ["a", "loose"],
+        ["a", "abs"],
+        ["a", "b", "deep"],
+        ["rooted"],
+        ["a", "missing"],
+        ["a", "b"],
+        ["ghost", "t"],
+        ["a", "ghost", "t"],
+    )
+    for method in ("describe_table", "table_exists")
+] + [
+    ("list_tables", namespace)
+    for namespace in (["a"], ["a", "b"], ["empty"], [], ["ghost"], ["a", "zz"])
+]
+
+
+async def answers(ns: DirectoryNamespace) -> list[Any]:
+    found: list[Any] = []
+    for method, identifier in READS:
+        try:
+            found.append(
+                (method, identifier, (await getattr(ns, method)({"id": identifier})).to_dict())
+            )
+        except errors.LanceNamespaceError as exc:
+            found.append((method, identifier, type(exc).__name__, exc.code, str(exc)))
+    return found
+
+
+async def test_answers_from_the_copy_are_pylances(
+    ns: DirectoryNamespace, root: Path, settled_at_once: None
+) -> None:
+    await build_catalog(ns, root)
+    copied = await answers(ns)
+    snapshots = ns._snapshots
+    assert snapshots is not None
+    assert snapshots.confirmed  # the copy answered
+    assert await ns._snapshot() is not None
+    async with lna.connect("dir", {"root": str(root)}) as plain:
+        assert isinstance(plain, DirectoryNamespace)
+        plain._snapshots = None  # every read a pylance call, as before the copy
+        assert await answers(plain) == copied
+
+
+async def test_another_writers_commit_shows_at_once(
+    ns: DirectoryNamespace, writer: DirectoryNamespace, root: Path, settled_at_once: None
+) -> None:
+    await build_catalog(ns, root)
+    await answers(ns)  # the copy is in use
+    before = await ns._snapshot()
+    assert before is not None
+
+    await writer.declare_table({"id": ["a", "new"]})
+    assert (await ns.describe_table({"id": ["a", "new"]})).table == "new"
+    assert "new" in (await ns.list_tables({"id": ["a"]})).tables
+
+    await writer.drop_table({"id": ["a", "zz"]})
+    with pytest.raises(errors.TableNotFoundError):
+        await ns.describe_table({"id": ["a", "zz"]})
+    with pytest.raises(errors.TableNotFoundError):
+        await ns.table_exists({"id": ["a", "zz"]})
+    assert "zz" not in (await ns.list_tables({"id": ["a"]})).tables
+
+    await writer.rename_table({"id": ["a", "Mm"], "new_table_name": "renamed"})
+    with pytest.raises(errors.TableNotFoundError):
+        await ns.describe_table({"id": ["a", "Mm"]})
+    described = await ns.describe_table({"id": ["a", "renamed"]})
+    assert described.location == (await writer.describe_table({"id": ["a", "renamed"]})).location
+
+    await writer.drop_namespace({"id": ["empty"]})
+    with pytest.raises(errors.NamespaceNotFoundError):
+        await ns.list_tables({"id": ["empty"]})
+    after = await ns._snapshot()
+    assert after is not None
+    assert after.state != before.state
+
+
+async def test_a_manifest_that_just_changed_is_not_copied(
+    ns: DirectoryNamespace, root: Path
+) -> None:
+    await ns.create_namespace({"id": ["a"]})
+    await ns.declare_table({"id": ["a", "t"]})
+    # a commit a moment ago: another could follow within the same clock tick, unseen by
+    # the directory's times, so reads go to pylance until the manifest has been still
+    assert await ns._snapshot() is None
+    snapshots = ns._snapshots
+    assert snapshots is not None
+    assert not snapshots.worth_checking()  # reads go to pylance without a stat for a while
+    assert (await ns.describe_table({"id": ["a", "t"]})).table == "t"
+
+
+async def test_a_copy_whose_directory_moved_on_is_not_used(
+    ns: DirectoryNamespace, root: Path, settled_at_once: None
+) -> None:
+    await ns.create_namespace({"id": ["a"]})
+    await ns.declare_table({"id": ["a", "t"]})
+    first = await ns._snapshot()
+    assert first is not None
+    assert "a$t" in first.table_ids
+    # any change of _versions (a commit's file, a cleanup) makes the copy stale
+    versions = root / "__manifest" / "_versions"
+    (versions / "stray").write_bytes(b"")
+    os.remove(versions / "stray")
+    second = await ns._snapshot()
+    assert second is not None
+    assert second is not first
+
+
+async def test_only_local_roots_without_storage_settings_are_copied(root: Path) -> None:
+    async with lna.connect("dir", {"root": str(root), "storage.region": "x"}) as configured:
+        assert isinstance(configured, DirectoryNamespace)
+        assert configured._snapshots is None
+    async with lna.connect("dir", {"root": str(root), "manifest_enabled": "false"}) as listing:
+        assert isinstance(listing, DirectoryNamespace)
+        assert listing._snapshots is None
+    async with lna.connect("dir", {"root": "memory://catalog"}) as remote:
+        assert isinstance(remote, DirectoryNamespace)
+        assert remote._snapshots is None
