@@ -28,6 +28,20 @@ def free_port() -> int:
         return port
 
 
+class _ClosingServer(uvicorn.Server):
+    """uvicorn's server that, once stopped, closes the namespace ``create_app`` serves.
+
+    A served backend (rest, iceberg, unity) opens its connections on this thread's loop;
+    they must be closed before ``asyncio.run`` closes the loop, or they are left open.
+    """
+
+    async def shutdown(self, sockets: Any = None) -> None:
+        await super().shutdown(sockets)
+        namespace = getattr(getattr(self.config.app, "state", None), "namespace", None)
+        if namespace is not None and hasattr(namespace, "aclose"):
+            await namespace.aclose()
+
+
 class UvicornThread:
     """uvicorn serving ``app`` from a daemon thread on a socket bound to 127.0.0.1:0.
 
@@ -40,7 +54,7 @@ class UvicornThread:
         self.name = name  # the thread's name, seen in thread dumps
         self.description = description  # "the fake Glue server": for the start failure
         self.uri = ""
-        self._server: uvicorn.Server | None = None
+        self._server: _ClosingServer | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
 
@@ -63,7 +77,7 @@ class UvicornThread:
             ws="none",
             timeout_graceful_shutdown=2,
         )
-        self._server = uvicorn.Server(config)
+        self._server = _ClosingServer(config)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [sock]}, name=self.name, daemon=True
         )
