@@ -116,8 +116,14 @@ def _serving(port: int) -> bool:
 
 
 @contextlib.contextmanager
-def reference_iceberg(tmp: Path) -> Iterator[ReferenceIcebergServer]:
-    """Start the reference server in ``tmp``; raises ``jvm.JvmUnavailable`` without Java/Maven."""
+def reference_iceberg(
+    tmp: Path, *, s3_endpoint: str | None = None
+) -> Iterator[ReferenceIcebergServer]:
+    """Start the reference server in ``tmp``; raises ``jvm.JvmUnavailable`` without Java/Maven.
+
+    ``s3_endpoint``: an S3 server (moto's) where the server writes the metadata of tables
+    at ``s3://`` locations, with moto's fake keys; other locations stay local.
+    """
     jars = classpath(PROJECT).split(":")
     warehouse = tmp / "warehouse"
     warehouse.mkdir(parents=True, exist_ok=True)
@@ -128,6 +134,15 @@ def reference_iceberg(tmp: Path) -> Iterator[ReferenceIcebergServer]:
         "CATALOG_WAREHOUSE": str(warehouse),
         "CATALOG_REST_PORT": str(port),
     }
+    if s3_endpoint is not None:  # ResolvingFileIO: S3FileIO for s3://, HadoopFileIO else
+        env |= {
+            "CATALOG_IO__IMPL": "org.apache.iceberg.io.ResolvingFileIO",
+            "CATALOG_S3_ENDPOINT": s3_endpoint,
+            "CATALOG_S3_PATH__STYLE__ACCESS": "true",
+            "CATALOG_S3_ACCESS__KEY__ID": "testing",
+            "CATALOG_S3_SECRET__ACCESS__KEY": "testing",
+            "CATALOG_CLIENT_REGION": "us-east-1",
+        }
     with java_server(
         "Iceberg REST catalog server",
         main_class=MAIN_CLASS,
