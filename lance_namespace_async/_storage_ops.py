@@ -272,8 +272,24 @@ class StorageTableOperations(AsyncLanceNamespace):
             await self._remove_written(location, options, what)
             raise
         return CreateTableResponse.from_dict(
-            {"location": location, "version": int(dataset.version), **_props(properties)}
+            {
+                "location": await self._registered_location(table_id, location),
+                "version": int(dataset.version),
+                **_props(properties),
+            }
         )
+
+    async def _registered_location(self, table_id: list[str], written: str) -> str:
+        """The location as the catalog now reports it (Unity stores ``/p`` as ``file:///p``),
+        so CreateTable answers what DescribeTable will; ``written`` if it cannot say."""
+        from .models import DescribeTableRequest
+
+        try:
+            described = await self._describe_table(DescribeTableRequest.from_dict({"id": table_id}))
+        except errors.LanceNamespaceError:
+            return written
+        location = described.to_dict().get("location")
+        return location if isinstance(location, str) and location else written
 
     async def _only_declared(self, table: StorageTable) -> bool:
         """Whether ``table`` is only declared: no Lance table at its location, and no
