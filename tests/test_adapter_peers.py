@@ -43,6 +43,7 @@ from test_kit import running
 from uvicorn_thread import UvicornThread
 
 import lance_namespace_async as lna
+from lance_namespace_async._lance_tables import local_path
 from lance_namespace_async.server import create_app
 from lance_namespace_async.testing import KitSettings
 
@@ -248,7 +249,7 @@ def test_pylance_runs_every_table_operation_through_the_adapter(served: Served) 
     described = peer.describe_table(ln.DescribeTableRequest(id=table))
     assert described.location == location
     peer.drop_table(ln.DropTableRequest(id=table))
-    assert not os.path.exists(location)
+    assert not os.path.exists(local_path(location) or location)
     assert peer.list_tables(ln.ListTablesRequest(id=namespace)).tables == []
 
 
