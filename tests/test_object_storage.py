@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import lance
+import lance_namespace as ln
 import pyarrow as pa
 import pytest
 from glue_fixtures import REGION, glue_client, moto_glue, s3_client
@@ -278,3 +279,43 @@ async def test_bad_input_on_s3_is_refused_and_changes_nothing(backend: Backend) 
 
         assert objects(backend) == stored_before
         assert await catalog_state() == catalog_before
+
+
+def test_the_adapter_serves_s3_tables_without_handing_out_its_keys(backend: Backend) -> None:
+    """pylance's Rust RestNamespace in front of our adapter over the backend: the adapter
+    writes and reads the s3:// table with the catalog's storage options, and no answer
+    carries them (the keys are the server's own)."""
+    from lance.namespace import RestNamespace
+    from uvicorn_thread import UvicornThread
+
+    from lance_namespace_async.server import create_app
+
+    server = UvicornThread(
+        create_app(backend.connect()),
+        name=f"s3-adapter-{backend.impl}",
+        description=f"our REST adapter over {backend.impl} on moto's S3",
+    )
+    peer = RestNamespace(uri=server.start())
+    try:
+        namespace = [*backend.root, unique_name("served")]
+        peer.create_namespace(ln.CreateNamespaceRequest(id=namespace))
+        table = [*namespace, "t"]
+        created = peer.create_table(ln.CreateTableRequest(id=table), ipc(rows(6)))
+        assert created.location.startswith(f"s3://{BUCKET}/{backend.prefix}/")
+        peer.insert_into_table(ln.InsertIntoTableRequest(id=table), ipc(rows(4, 6)))
+        assert peer.count_table_rows(ln.CountTableRowsRequest(id=table)).count == 10
+        described = peer.describe_table(ln.DescribeTableRequest(id=table))
+        assert not described.storage_options
+        prefix = key_of(created.location) + "/"
+        assert any(key.endswith(".lance") for key in objects(backend, prefix))
+        peer.drop_table(ln.DropTableRequest(id=table))
+        assert objects(backend, prefix) == {}
+    finally:
+        server.stop()
+
+
+def ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
