@@ -265,6 +265,15 @@ async def test_bad_input_on_s3_is_refused_and_changes_nothing(backend: Backend) 
         with pytest.raises(errors.TableSchemaValidationError):  # id as text
             await ns.insert_into_table({"id": table}, pa.table({"id": ["x"], "vec": [[1.0, 2.0]]}))
 
+        with pytest.raises(errors.TableVersionNotFoundError):
+            await ns.restore_table({"id": table, "version": 99})
+        with pytest.raises(errors.TableVersionNotFoundError):
+            await ns.count_table_rows({"id": table, "version": 99})
+        with pytest.raises(errors.TableTagNotFoundError):
+            await ns.get_table_tag_version({"id": table, "tag": "never"})
+        with pytest.raises(errors.TableIndexNotFoundError):
+            await ns.drop_table_index({"id": table, "index_name": "never"})
+
         not_lance = [
             ns.insert_into_table({"id": [*namespace, "foreign"]}, rows(1)),
             ns.count_table_rows({"id": [*namespace, "foreign"]}),
