@@ -328,3 +328,20 @@ def ipc(table: pa.Table) -> bytes:
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     return bytes(sink.getvalue().to_pybytes())
+
+
+async def test_create_table_never_writes_into_objects_of_someone_else(backend: Backend) -> None:
+    """A prefix holding objects (not a Lance table) where CreateTable would place the table:
+    refused as on a local folder, since a failed create, or a later drop, would delete
+    them with the table."""
+    async with backend.connect() as ns:
+        namespace = await fresh_namespace(ns, backend, "occupied")
+        table = [*namespace, "t"]
+        probe = await ns.create_table({"id": [*namespace, "probe"]}, rows(1))
+        occupied = key_of(probe.location).removesuffix("/probe") + "/t"
+        s3_client(backend.moto).put_object(Bucket=BUCKET, Key=f"{occupied}/theirs.csv", Body=b"1")
+        before = objects(backend)
+        with pytest.raises(errors.InvalidInputError, match="not empty"):
+            await ns.create_table({"id": table}, rows(2))
+        assert objects(backend) == before
+        assert (await ns.list_tables({"id": namespace})).tables == ["probe"]
