@@ -305,3 +305,55 @@ def test_bad_input_through_the_adapter_changes_nothing(served: Served) -> None:
 
     assert files_under(served.data.parent) == stored_before
     assert catalog_state() == catalog_before
+
+
+def test_pylance_changes_rows_and_metadata_through_the_adapter(served: Served) -> None:
+    """The row-changing and metadata operations, by the same peer: update, delete, merge
+    insert, stats, a query plan, tag moves, index drops, renamed columns, schema metadata."""
+    peer = served.peer
+    table = [*served.namespace("rows"), "t"]
+    location = peer.create_table(ln.CreateTableRequest(id=table), ipc(rows(10))).location
+
+    peer.update_table(
+        ln.UpdateTableRequest(id=table, updates=[["id", "id + 100"]], predicate="id < 2")
+    )
+    peer.delete_from_table(ln.DeleteFromTableRequest(id=table, predicate="id >= 8 AND id < 100"))
+    peer.merge_insert_into_table(
+        ln.MergeInsertIntoTableRequest(
+            id=table, on=["id"], when_matched_update_all=True, when_not_matched_insert_all=True
+        ),
+        ipc(rows(3, 7)),  # 7 is updated, 8 and 9 come back
+    )
+    ids = sorted(lance.dataset(location).to_table(columns=["id"]).column("id").to_pylist())
+    assert ids == [2, 3, 4, 5, 6, 7, 8, 9, 100, 101]
+    stats = peer.get_table_stats(ln.GetTableStatsRequest(id=table))
+    assert stats.num_rows == 10
+    query = ln.QueryTableRequest(id=table, k=5, vector=QueryTableRequestVector(), filter="id > 50")
+    plan = peer.explain_table_query_plan(ln.ExplainTableQueryPlanRequest(id=table, query=query))
+    assert "id > Int64(50)" in plan
+
+    newest = lance.dataset(location).version
+    peer.create_table_tag(ln.CreateTableTagRequest(id=table, tag="v", version=1))
+    peer.update_table_tag(ln.UpdateTableTagRequest(id=table, tag="v", version=newest))
+    assert lance.dataset(location).tags.list()["v"]["version"] == newest
+    peer.delete_table_tag(ln.DeleteTableTagRequest(id=table, tag="v"))
+    assert lance.dataset(location).tags.list() == {}
+
+    peer.create_table_scalar_index(
+        ln.CreateTableIndexRequest(id=table, column="id", index_type="BTREE", name="by_id")
+    )
+    peer.drop_table_index(ln.DropTableIndexRequest(id=table, index_name="by_id"))
+    assert lance.dataset(location).describe_indices() == []
+    with pytest.raises(ln.TableIndexNotFoundError):
+        peer.drop_table_index(ln.DropTableIndexRequest(id=table, index_name="by_id"))
+
+    peer.alter_table_alter_columns(
+        ln.AlterTableAlterColumnsRequest(id=table, alterations=[{"path": "id", "rename": "key"}])
+    )
+    peer.update_table_schema_metadata(
+        ln.UpdateTableSchemaMetadataRequest(id=table, metadata={"owner": "peers"})
+    )
+    schema = lance.dataset(location).schema
+    assert schema.names == ["key", "vec"]
+    assert schema.metadata == {b"owner": b"peers"}
+    peer.drop_table(ln.DropTableRequest(id=table))
