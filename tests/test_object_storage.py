@@ -345,3 +345,25 @@ async def test_create_table_never_writes_into_objects_of_someone_else(backend: B
             await ns.create_table({"id": table}, rows(2))
         assert objects(backend) == before
         assert (await ns.list_tables({"id": namespace})).tables == ["probe"]
+
+
+async def test_a_cascading_namespace_drop_removes_its_tables_objects_only(
+    backend: Backend,
+) -> None:
+    async with backend.connect() as ns:
+        namespace = await fresh_namespace(ns, backend, "cascade")
+        first = await ns.create_table({"id": [*namespace, "a"]}, rows(3))
+        await ns.create_table({"id": [*namespace, "b"]}, rows(2))
+        parent = key_of(first.location).removesuffix("/a")
+        s3_client(backend.moto).put_object(Bucket=BUCKET, Key=f"{parent}/notes.txt", Body=b"x")
+        s3_client(backend.moto).put_object(Bucket=BUCKET, Key=f"{parent}/ab/x", Body=b"x")
+        others = {
+            key: value
+            for key, value in objects(backend).items()
+            if not key.startswith((f"{parent}/a/", f"{parent}/b/"))
+        }
+        await ns.drop_namespace({"id": namespace, "behavior": "Cascade"})
+        assert objects(backend) == others
+        assert (
+            namespace[-1] not in (await ns.list_namespaces({"id": list(backend.root)})).namespaces
+        )
