@@ -364,6 +364,7 @@ def storage_failure(exc: BaseException) -> errors.LanceNamespaceError | None:
 
 _MISSING_MANIFEST = re.compile(r"_versions/\d+\.manifest was not found")
 _MISSING_COLUMN = re.compile(r"Column \S+ does not exist")
+_NOT_IN_SCHEMA = re.compile(r"\S+ not found in schema")
 
 
 def _data_failure(exc: BaseException, message: str) -> errors.LanceNamespaceError | None:
@@ -396,6 +397,9 @@ def _data_failure(exc: BaseException, message: str) -> errors.LanceNamespaceErro
         return errors.TableIndexNotFoundError(message.strip("'\""))
     if isinstance(exc, ValueError) and _MISSING_COLUMN.search(message):
         return errors.TableColumnNotFoundError(message)
+    if isinstance(exc, KeyError) and _NOT_IN_SCHEMA.search(message):
+        # create_scalar_index/create_index on a column the table does not have
+        return errors.TableColumnNotFoundError(message.strip("'\""))
     return None
 
 

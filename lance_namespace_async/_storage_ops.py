@@ -280,7 +280,7 @@ class StorageTableOperations(AsyncLanceNamespace):
             raise errors.InvalidInputError(
                 f"{what}: location {location!r} already holds a Lance table"
             )
-        if await self.tables.run(_holds_files, location):
+        if await self.tables.run(_holds_files, location, frozenset(), options):
             raise errors.InvalidInputError(f"{what}: location {location!r} is not empty")
         refusal = await self.tables.deletion_refused(location, default_location=location)
         if refusal is not None:  # what could not be undone is not written
@@ -302,15 +302,33 @@ class StorageTableOperations(AsyncLanceNamespace):
             await self._remove_written(location, options, what)
             raise
         return CreateTableResponse.from_dict(
-            {"location": location, "version": int(dataset.version), **_props(properties)}
+            {
+                "location": await self._registered_location(table_id, location),
+                "version": int(dataset.version),
+                **_props(properties),
+            }
         )
+
+    async def _registered_location(self, table_id: list[str], written: str) -> str:
+        """The location as the catalog now reports it (Unity stores ``/p`` as ``file:///p``),
+        so CreateTable answers what DescribeTable will; ``written`` if it cannot say."""
+        from .models import DescribeTableRequest
+
+        try:
+            described = await self._describe_table(DescribeTableRequest.from_dict({"id": table_id}))
+        except errors.LanceNamespaceError:
+            return written
+        location = described.to_dict().get("location")
+        return location if isinstance(location, str) and location else written
 
     async def _only_declared(self, table: StorageTable) -> bool:
         """Whether ``table`` is only declared: no Lance table at its location, and no
         files there but the catalog's own (:attr:`_catalog_files`)."""
         if await self.tables.run(has_data, table.location, table.storage_options):
             return False
-        return not await self.tables.run(_holds_files, table.location, self._catalog_files)
+        return not await self.tables.run(
+            _holds_files, table.location, self._catalog_files, table.storage_options
+        )
 
     async def _write(self, table: StorageTable, rows: pa.Table, mode: str) -> Any:
         """Write ``rows`` (``mode``: create, append, overwrite); a table whose commits go
@@ -807,11 +825,23 @@ def anyio_shielded() -> Any:
         yield
 
 
-def _holds_files(location: str, ignored: frozenset[str] = frozenset()) -> bool:
-    """Whether a local ``location`` exists and is not an empty directory (entries
-    named in ``ignored`` do not count)."""
+def _holds_files(
+    location: str,
+    ignored: frozenset[str] = frozenset(),
+    storage_options: Mapping[str, str] | None = None,
+) -> bool:
+    """Whether ``location`` exists and is not an empty directory (entries named in
+    ``ignored`` do not count); on an object store: whether any object is below it."""
     path = local_path(location)
-    if path is None or not os.path.lexists(path):
+    if path is None:
+        from lance.file import LanceFileSession
+
+        session = LanceFileSession(location, storage_options=dict(storage_options or {}) or None)
+        listed = session.list_with_delimiter()
+        names = [entry.rstrip("/").rpartition("/")[2] for entry in listed.common_prefixes]
+        names += [entry.rpartition("/")[2] for entry in listed.objects]
+        return any(name not in ignored for name in names)
+    if not os.path.lexists(path):
         return False
     if not os.path.isdir(path) or os.path.islink(path):
         return True

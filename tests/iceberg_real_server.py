@@ -117,13 +117,18 @@ def _serving(port: int) -> bool:
 
 @contextlib.contextmanager
 def reference_iceberg(
-    tmp: Path, properties: Mapping[str, str] | None = None
+    tmp: Path,
+    properties: Mapping[str, str] | None = None,
+    *,
+    s3_endpoint: str | None = None,
 ) -> Iterator[ReferenceIcebergServer]:
     """Start the reference server in ``tmp``; raises ``jvm.JvmUnavailable`` without Java/Maven.
 
     ``properties`` are more catalog properties (``include-credentials``, ``s3.access-key-id``),
     passed as the server reads them: ``CATALOG_`` + the name with ``-`` as ``__`` and ``.``
-    as ``_``, upper-cased.
+    as ``_``, upper-cased. ``s3_endpoint``: an S3 server (moto's) where the server writes the
+    metadata of tables at ``s3://`` locations, with moto's fake keys; other locations stay
+    local.
     """
     jars = classpath(PROJECT).split(":")
     warehouse = tmp / "warehouse"
@@ -135,6 +140,15 @@ def reference_iceberg(
         "CATALOG_WAREHOUSE": str(warehouse),
         "CATALOG_REST_PORT": str(port),
     }
+    if s3_endpoint is not None:  # ResolvingFileIO: S3FileIO for s3://, HadoopFileIO else
+        env |= {
+            "CATALOG_IO__IMPL": "org.apache.iceberg.io.ResolvingFileIO",
+            "CATALOG_S3_ENDPOINT": s3_endpoint,
+            "CATALOG_S3_PATH__STYLE__ACCESS": "true",
+            "CATALOG_S3_ACCESS__KEY__ID": "testing",
+            "CATALOG_S3_SECRET__ACCESS__KEY": "testing",
+            "CATALOG_CLIENT_REGION": "us-east-1",
+        }
     for name, value in (properties or {}).items():
         env["CATALOG_" + name.replace("-", "__").replace(".", "_").upper()] = value
     with java_server(

@@ -33,7 +33,7 @@ from unity_server import unity_catalog
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
-from lance_namespace_async._lance_tables import place_of
+from lance_namespace_async._lance_tables import local_path, place_of
 from lance_namespace_async.testing import KitSettings
 
 BACKENDS = ["iceberg", "iceberg-lookalike", "unity", "glue-moto", "hive-4"]
@@ -60,6 +60,14 @@ def rows(count: int, start: int = 0) -> pa.Table:
             "vec": pa.array([[float(i), 0.0] for i in ids], pa.list_(pa.float32(), 2)),
         }
     )
+
+
+def local(location: str) -> str:
+    """A local table location (a path, or a ``file://`` URI as Unity and Hive report
+    them) as a path, for the checks of the filesystem."""
+    path = local_path(location)
+    assert path is not None, location
+    return path
 
 
 def files_under(location: str) -> dict[str, int]:
@@ -98,7 +106,7 @@ async def test_a_table_lives_its_whole_life_through_the_catalog(
         namespace = await fresh_namespace(ns, settings, "life")
         table = [*namespace, "points"]
         created = await ns.create_table({"id": table}, rows(8))
-        location = created.location
+        location = local(created.location)
         assert created.version == 1
         assert await stored_columns(ns, settings, table) in (None, ["id", "vec"])
         assert lance.dataset(location).count_rows() == 8
@@ -166,7 +174,7 @@ async def test_bad_input_is_refused_and_changes_nothing(
     async with lna.connect(settings.impl, settings.properties) as ns:
         namespace = await fresh_namespace(ns, settings, "bad")
         table = [*namespace, "t"]
-        location = (await ns.create_table({"id": table}, rows(3))).location
+        location = local((await ns.create_table({"id": table}, rows(3))).location)
         before = files_under(location)
 
         with pytest.raises(errors.InvalidInputError):
@@ -209,7 +217,7 @@ async def test_create_table_modes_and_failures_leave_nothing_behind(
     async with lna.connect(settings.impl, settings.properties) as ns:
         namespace = await fresh_namespace(ns, settings, "modes")
         table = [*namespace, "t"]
-        location = (await ns.create_table({"id": table}, rows(3))).location
+        location = local((await ns.create_table({"id": table}, rows(3))).location)
 
         with pytest.raises(errors.TableAlreadyExistsError):
             await ns.create_table({"id": table}, rows(9))
