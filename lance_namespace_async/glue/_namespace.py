@@ -48,12 +48,12 @@ from typing import Any, ClassVar, Self
 import anyio
 import attrs
 
-from . import errors
-from ._arrow_json import spark_type
-from ._config import BackendConfig, parse_bool, parse_non_negative_int, parse_positive_int, prop
-from ._http import flag_ambiguous
-from ._identifiers import Identifier, validate_identifier
-from ._lance_tables import (
+from .. import errors
+from .._arrow_json import spark_type
+from .._config import BackendConfig, parse_bool, parse_non_negative_int, parse_positive_int, prop
+from .._http import flag_ambiguous
+from .._identifiers import Identifier, validate_identifier
+from .._lance_tables import (
     DROP_ALLOWED_LOCATIONS_DOC,
     TABLE_TYPE,
     Claims,
@@ -62,13 +62,13 @@ from ._lance_tables import (
     lance_parameters,
     parse_locations,
 )
-from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
-from ._namespace_guard import NamespaceGuard
-from ._paging import page_of
-from ._storage_ops import StorageTable, StorageTableOperations
-from ._unique_names import refuse_existing_table
-from .errors import MissingDependencyError
-from .models import (
+from .._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
+from .._namespace_guard import NamespaceGuard
+from .._paging import page_of
+from .._storage_ops import StorageTable, StorageTableOperations
+from .._unique_names import refuse_existing_table
+from ..errors import MissingDependencyError
+from ..models import (
     CreateNamespaceRequest,
     CreateNamespaceResponse,
     DeclareTableRequest,
