@@ -85,14 +85,18 @@ def select_rows(rows: int) -> str:
 # -- CPU time of a process tree ------------------------------------------------------------------
 
 
-def tree_cpu_parts(root: int, exclude: frozenset[int] = frozenset()) -> dict[str, float]:
-    """User + system CPU seconds of ``root`` and its descendants by kind of process.
+#: CPU seconds of a process tree, by (pid, own or reaped) and kind of process
+CpuSample = dict[tuple[int, str], tuple[str, float]]
+
+
+def tree_cpu(root: int, exclude: frozenset[int] = frozenset()) -> CpuSample:
+    """User + system CPU seconds of ``root`` and each descendant, own and reaped children's.
 
     Kinds: ``jvm`` (java), ``driver`` (``root`` itself when it is Python), ``workers``
-    (other Python processes: Spark's Python workers), ``other``. Reaped children are
-    included: a process that exits moves its time into its parent's ``cutime``/``cstime``,
-    so differences of these sums stay right. Subtrees rooted at a pid in ``exclude`` are
-    left out.
+    (other Python processes: Spark's Python workers), ``other``. A child that exits and is
+    reaped moves its time into its parent's ``cutime``/``cstime`` (``reaped``), which is how
+    a planning worker that lives for one call is counted. Subtrees rooted at a pid in
+    ``exclude`` are left out.
     """
     parents: dict[int, int] = {}
     own: dict[int, int] = {}
@@ -121,7 +125,7 @@ def tree_cpu_parts(root: int, exclude: frozenset[int] = frozenset()) -> dict[str
                 inside.add(pid)
                 changed = True
     ticks = os.sysconf("SC_CLK_TCK")
-    parts = {"jvm": 0.0, "driver": 0.0, "workers": 0.0, "other": 0.0}
+    sample: CpuSample = {}
     for pid in inside:
         name = names.get(pid, "")
         kind = (
@@ -131,9 +135,22 @@ def tree_cpu_parts(root: int, exclude: frozenset[int] = frozenset()) -> dict[str
             if name.startswith("python")
             else "other"
         )
-        parts[kind] += own.get(pid, 0) / ticks
+        sample[(pid, "own")] = (kind, own.get(pid, 0) / ticks)
         # Spark's JVM reaps the Python workers it started (and only those)
-        parts["workers" if kind == "jvm" else kind] += reaped.get(pid, 0) / ticks
+        sample[(pid, "reaped")] = ("workers" if kind == "jvm" else kind, reaped.get(pid, 0) / ticks)
+    return sample
+
+
+def cpu_used(before: CpuSample, after: CpuSample) -> dict[str, float]:
+    """CPU seconds by kind between two samples.
+
+    A process gone by the second sample is not subtracted: Spark stops Python workers
+    idle for a minute, and where nobody reaps them their time leaves the tree (a
+    process-wide difference would go negative by their whole lifetime).
+    """
+    parts = {"jvm": 0.0, "driver": 0.0, "workers": 0.0, "other": 0.0}
+    for key, (kind, seconds) in after.items():
+        parts[kind] += seconds - before.get(key, (kind, 0.0))[1]
     return parts
 
 
@@ -153,7 +170,7 @@ class Timing:
         return f"{self.wall:.2f} s wall, CPU {self.cpu:.1f} s ({self.split()})"
 
 
-def timed(repeat: int, run: Callable[[], None], cpu_of: Callable[[], dict[str, float]]) -> Timing:
+def timed(repeat: int, run: Callable[[], None], cpu_of: Callable[[], CpuSample]) -> Timing:
     """The fastest of ``repeat`` runs, with that run's CPU time."""
     best: Timing | None = None
     for _ in range(repeat):
@@ -161,8 +178,7 @@ def timed(repeat: int, run: Callable[[], None], cpu_of: Callable[[], dict[str, f
         start = time.perf_counter()
         run()
         wall = time.perf_counter() - start
-        after = cpu_of()
-        result = Timing(wall, {k: after[k] - cpu_before[k] for k in after})
+        result = Timing(wall, cpu_used(cpu_before, cpu_of()))
         if best is None or result.wall < best.wall:
             best = result
     assert best is not None
@@ -281,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     me = os.getpid()
     not_ours: set[int] = set()  # the lance-spark JVM (a child of this process)
     rows = args.rows
-    runs: list[tuple[str, str, Callable[[], None], Callable[[], dict[str, float]]]] = []
+    runs: list[tuple[str, str, Callable[[], None], Callable[[], CpuSample]]] = []
     with ExitStack() as cleanup:
         cleanup.callback(shutil.rmtree, work, ignore_errors=True)
         # The JVM starts first: Spark kills Python workers idle for a minute, and a slow JVM
@@ -307,8 +323,8 @@ def main(argv: list[str] | None = None) -> int:
             def parquet35_read() -> None:
                 client.sql(f"NOOP SELECT * FROM parquet.`{parquet35}`")
 
-            def jvm_cpu() -> dict[str, float]:
-                return tree_cpu_parts(jvm_pid)
+            def jvm_cpu() -> CpuSample:
+                return tree_cpu(jvm_pid)
 
             lance_spark_write(100_000)  # warm-ups: the JIT, the first versions
             lance_spark_read()
@@ -366,8 +382,8 @@ def main(argv: list[str] | None = None) -> int:
         def parquet4_read() -> None:
             spark.read.parquet(parquet4).write.format("noop").mode("overwrite").save()
 
-        def ours_cpu() -> dict[str, float]:
-            return tree_cpu_parts(me, frozenset(not_ours))
+        def ours_cpu() -> CpuSample:
+            return tree_cpu(me, frozenset(not_ours))
 
         ours_write(100_000)  # warm-ups: the JIT, the Python workers' imports, the first version
         ours_read()
