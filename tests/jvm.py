@@ -42,6 +42,7 @@ from uvicorn_thread import free_port
 
 __all__ = [
     "JVM_PROJECTS",
+    "SPARK_JAVA17_OPTIONS",
     "JavaServer",
     "JvmUnavailable",
     "classpath",
@@ -56,6 +57,30 @@ T = TypeVar("T")
 
 JVM_PROJECTS = Path(__file__).resolve().parents[1] / "jvm"
 _PR_SET_PDEATHSIG = 1
+#: Spark 3.5 on Java 17 needs these (what Spark's own launcher adds: JavaModuleOptions)
+SPARK_JAVA17_OPTIONS = (
+    "-XX:+IgnoreUnrecognizedVMOptions",
+    *(
+        f"--add-opens=java.base/{package}=ALL-UNNAMED"
+        for package in (
+            "java.lang",
+            "java.lang.invoke",
+            "java.lang.reflect",
+            "java.io",
+            "java.net",
+            "java.nio",
+            "java.util",
+            "java.util.concurrent",
+            "java.util.concurrent.atomic",
+            "jdk.internal.ref",
+            "sun.nio.ch",
+            "sun.nio.cs",
+            "sun.security.action",
+            "sun.util.calendar",
+        )
+    ),
+    "-Djdk.reflect.useDirectMethodHandle=false",
+)
 STOP_GRACE = 15.0
 #: Maven's first resolution of a server downloads ~100-300 MB from Maven Central
 RESOLVE_TIMEOUT = 1500.0

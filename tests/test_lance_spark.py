@@ -57,6 +57,7 @@ from uvicorn_thread import UvicornThread
 import lance_namespace_async as lna
 from jvm import (
     JVM_PROJECTS,
+    SPARK_JAVA17_OPTIONS,
     classpath,
     free_port,
     java_executable,
@@ -66,30 +67,6 @@ from jvm import (
 )
 from lance_namespace_async.server import ROUTES, create_app
 
-#: Spark 3.5 on Java 17 needs these (what Spark's own launcher adds: JavaModuleOptions)
-SPARK_JAVA17_OPTIONS = (
-    "-XX:+IgnoreUnrecognizedVMOptions",
-    *(
-        f"--add-opens=java.base/{package}=ALL-UNNAMED"
-        for package in (
-            "java.lang",
-            "java.lang.invoke",
-            "java.lang.reflect",
-            "java.io",
-            "java.net",
-            "java.nio",
-            "java.util",
-            "java.util.concurrent",
-            "java.util.concurrent.atomic",
-            "jdk.internal.ref",
-            "sun.nio.ch",
-            "sun.nio.cs",
-            "sun.security.action",
-            "sun.util.calendar",
-        )
-    ),
-    "-Djdk.reflect.useDirectMethodHandle=false",
-)
 CATALOG_CLASS = "org.lance.spark.LanceNamespaceSparkCatalog"
 
 

@@ -11,6 +11,7 @@ server is our look-alike (tests/iceberg_rest_server.py).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import datetime
 import os
 import sys
@@ -485,3 +486,46 @@ def test_timestamps_keep_their_instant(session: SparkSession, dir_catalog: Catal
     assert read(session, dir_catalog, table).collect()[0][0] == datetime.datetime(
         2024, 1, 2, 3, 4, 5, 678000
     )
+
+
+def _moved_to(array: pa.Array, misalignment: int) -> pa.Array:
+    """``array`` with every buffer copied to an address ``misalignment`` bytes off 64."""
+    buffers: list[pa.Buffer | None] = []
+    for buffer in array.buffers():
+        if buffer is None:
+            buffers.append(None)
+            continue
+        room = pa.allocate_buffer(buffer.size + 64 + misalignment)
+        start = (64 - room.address % 64) % 64 + misalignment
+        ctypes.memmove(room.address + start, buffer.address, buffer.size)
+        buffers.append(room.slice(start, buffer.size))
+    return pa.Array.from_buffers(array.type, len(array), buffers, null_count=array.null_count)
+
+
+def test_only_misaligned_columns_are_copied_before_lance_writes(tmp_path: Path) -> None:
+    """Spark's Arrow batches come off an IPC stream: 8-byte aligned buffers are used as they
+    are, anything less is copied (Lance's Rust reader panics on it)."""
+    from lance.fragment import write_fragments
+
+    from lance_namespace_async.spark._source import _aligned
+
+    columns = {
+        "id": pa.array(range(1000), pa.int64()),
+        "note": pa.array([f"n{i}" for i in range(1000)]),
+        "at": pa.array(range(1000), pa.timestamp("us", tz="UTC")),
+    }
+    off_by_8 = pa.RecordBatch.from_arrays(
+        [_moved_to(a, 8) for a in columns.values()], names=list(columns)
+    )
+    assert _aligned(off_by_8) is off_by_8
+    off_by_4 = pa.RecordBatch.from_arrays(
+        [_moved_to(columns["id"], 4), off_by_8.column(1), off_by_8.column(2)],
+        names=list(columns),
+    )
+    fixed = _aligned(off_by_4)
+    assert fixed.equals(off_by_4)
+    assert all(b is None or b.address % 8 == 0 for c in fixed.columns for b in c.buffers())
+    kept = [b.address for b in off_by_4.column(1).buffers() if b is not None]
+    assert [b.address for b in fixed.column(1).buffers() if b is not None] == kept
+    fragments = write_fragments(pa.Table.from_batches([fixed]), str(tmp_path / "t.lance"))
+    assert sum(f.physical_rows for f in fragments) == 1000

@@ -7,6 +7,9 @@
 // (a SQL statement) per line and gets one JSON object per line back:
 //   {"ok": true, "columns": [...], "rows": [{column: value, ...}, ...]}
 //   {"ok": false, "error": "<class>: <message>", "causes": ["<class>: <message>", ...]}
+// A statement starting with "NOOP " (benchmarks/spark_vs_lance_spark.py) runs the query after
+// the prefix into Spark's noop sink, which materializes every row and column without
+// collecting anything to the driver, and answers with no rows.
 // Spark's own output goes to stderr; stdout carries nothing.
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -26,6 +29,7 @@ import org.apache.spark.sql.SparkSession;
 
 public final class LanceSparkSql {
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String NOOP = "NOOP ";
 
   public static void main(String[] args) throws Exception {
     System.setOut(System.err);
@@ -60,6 +64,14 @@ public final class LanceSparkSql {
   private static ObjectNode run(SparkSession spark, String statement) {
     ObjectNode answer = JSON.createObjectNode();
     try {
+      if (statement.startsWith(NOOP)) {
+        Dataset<Row> query = spark.sql(statement.substring(NOOP.length()));
+        query.write().format("noop").mode("overwrite").save();
+        answer.putArray("columns");
+        answer.putArray("rows");
+        answer.put("ok", true);
+        return answer;
+      }
       Dataset<Row> frame = spark.sql(statement);
       List<Row> rows = frame.collectAsList();
       ArrayNode columns = answer.putArray("columns");

@@ -97,6 +97,28 @@ def _project(schema: pa.Schema, columns: Sequence[str] | None, table: Sequence[s
     return pa.schema([schema.field(name) for name in columns])
 
 
+@dataclass(frozen=True)
+class _Snapshot:
+    """What reads need of the pinned version: where it is, its schema, its fragments."""
+
+    handle: TableHandle
+    table_schema: pa.Schema
+    #: (fragment id, physical rows) of every fragment of the version
+    fragments: list[tuple[int, int]]
+
+
+def _snapshot(options: SourceOptions) -> _Snapshot:
+    handle, dataset = _resolve(options)
+    if dataset is None:
+        raise errors.InvalidTableStateError(
+            f"table {list(options.table_id)!r} is declared but has no data to read yet"
+        )
+    fragments = [
+        (int(f.fragment_id), int(f.metadata.physical_rows or 0)) for f in dataset.get_fragments()
+    ]
+    return _Snapshot(handle, dataset.schema, fragments)
+
+
 class LanceNamespaceDataSource(DataSource):
     """``spark.read/write.format("lance-namespace")``; options are the backend's properties.
 
@@ -118,42 +140,30 @@ class LanceNamespaceDataSource(DataSource):
 
     def schema(self) -> StructType:
         options = self._options()
-        handle, dataset = _resolve(options)
-        if dataset is None:
-            raise errors.InvalidTableStateError(
-                f"table {list(options.table_id)!r} is declared but has no data to read yet"
-            )
-        # Kept for reader(): Spark pickles this instance between the two calls,
-        # so every task reads the version the schema came from.
-        self._resolved = handle
-        projected = _project(dataset.schema, options.columns, options.table_id)
+        snapshot = _snapshot(options)
+        # Kept for reader(): Spark pickles this instance between the two calls, so every
+        # task reads the version the schema came from, and the planning worker that calls
+        # reader() neither opens the dataset again nor imports lance.
+        self._resolved = snapshot
+        projected = _project(snapshot.table_schema, options.columns, options.table_id)
         return from_arrow_schema(projected, prefer_timestamp_ntz=True)
 
     def reader(self, schema: StructType) -> DataSourceReader:
         options = self._options()
-        handle: TableHandle | None = getattr(self, "_resolved", None)
-        dataset = handle.open() if handle is not None else None
-        if handle is None or dataset is None:
-            handle, dataset = _resolve(options)
-        if dataset is None:
-            raise errors.InvalidTableStateError(
-                f"table {list(options.table_id)!r} is declared but has no data to read yet"
-            )
+        snapshot: _Snapshot | None = getattr(self, "_resolved", None)
+        if snapshot is None:  # a schema given by the user: schema() was not called
+            snapshot = _snapshot(options)
         columns = schema.fieldNames()
-        table_schema: pa.Schema = dataset.schema
-        _project(table_schema, columns, options.table_id)
+        _project(snapshot.table_schema, columns, options.table_id)
         pushing = self.push_filters if options.push_filters is None else options.push_filters
         reader_class = FilteringLanceNamespaceReader if pushing else LanceNamespaceReader
         return reader_class(
-            handle=handle,
+            handle=snapshot.handle,
             columns=columns,
             output=to_arrow_schema(schema, timezone="UTC"),
-            table_schema=table_schema,
+            table_schema=snapshot.table_schema,
             batch_size=options.batch_size,
-            fragments=[
-                (int(f.fragment_id), int(f.metadata.physical_rows or 0))
-                for f in dataset.get_fragments()
-            ],
+            fragments=snapshot.fragments,
         )
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
@@ -208,7 +218,7 @@ class LanceNamespaceReader(DataSourceReader):
         )
         for batch in scanner.to_batches():
             if batch.num_rows:
-                yield batch.cast(self.output)
+                yield batch if batch.schema.equals(self.output) else batch.cast(self.output)
 
 
 class FilteringLanceNamespaceReader(LanceNamespaceReader):
@@ -305,7 +315,11 @@ class _Writer(DataSourceArrowWriter):
 
     def _conform(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         assert self.target is not None
-        return _aligned(batch.select(self.target.names).cast(self.target))
+        if batch.schema.names != self.target.names:
+            batch = batch.select(self.target.names)
+        if not batch.schema.equals(self.target):
+            batch = batch.cast(self.target)
+        return _aligned(batch)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WrittenFragments:
         """Task side: write this task's rows as new fragments (not yet in any version)."""
@@ -383,26 +397,42 @@ class _Writer(DataSourceArrowWriter):
                 namespace.drop_table({"id": list(self.handle.table_id)})
 
 
-def _aligned(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """The batch with every buffer 8-byte aligned, copying only the columns that are not.
+def _alignment(data_type: pa.DataType) -> int:
+    """The byte alignment Lance's Rust readers demand of a column's buffers.
 
-    Spark hands Python Arrow batches read from an IPC stream, whose buffers can
-    sit at any address; Lance's Rust reader panics on a misaligned buffer.
+    Arrow-rs checks a buffer against its native type's alignment: 8 bytes covers
+    every primitive, offset and validity buffer, 16 the 128/256-bit decimals.
+    """
+    if pa.types.is_decimal(data_type):
+        return 16
+    if pa.types.is_nested(data_type) or pa.types.is_dictionary(data_type):
+        children = (
+            [data_type.index_type, data_type.value_type]
+            if pa.types.is_dictionary(data_type)
+            else [data_type.field(i).type for i in range(data_type.num_fields)]
+        )
+        return max([8, *(_alignment(child) for child in children)])
+    return 8
+
+
+def _misaligned(column: pa.Array) -> bool:
+    alignment = _alignment(column.type)
+    return any(b is not None and b.address % alignment for b in column.buffers())
+
+
+def _aligned(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """The batch with every buffer aligned for Lance, copying only the columns that are not.
+
+    Spark hands Python Arrow batches read from an IPC stream; the stream pads
+    buffers to 8 bytes, so they normally arrive aligned and nothing is copied,
+    but a buffer can sit at any address, and Lance's Rust reader panics on a
+    misaligned one.
     """
     columns = batch.columns
-    if all(
-        buffer is None or buffer.address % 64 == 0
-        for column in columns
-        for buffer in column.buffers()
-    ):
+    if not any(_misaligned(column) for column in columns):
         return batch
     return pa.RecordBatch.from_arrays(
-        [
-            pa.concat_arrays([column])
-            if any(b is not None and b.address % 64 for b in column.buffers())
-            else column
-            for column in columns
-        ],
+        [pa.concat_arrays([column]) if _misaligned(column) else column for column in columns],
         schema=batch.schema,
     )
 
