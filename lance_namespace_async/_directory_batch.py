@@ -288,6 +288,8 @@ class _Batch:
             for path in self.finally_remove:
                 if os.path.isdir(path):
                     shutil.rmtree(path, ignore_errors=True)
+                    with contextlib.suppress(OSError):  # ours, if nothing else is in it
+                        os.rmdir(os.path.dirname(path))
                 else:
                     _unlink(path)
 
