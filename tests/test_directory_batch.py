@@ -278,6 +278,19 @@ class TestBatchCommitTables:
         await ns.batch_commit_tables({"operations": operations})
         assert await versions_of(ns, ["a"]) == [1, 2]
 
+    async def test_declaring_an_existing_table_undoes_the_operations_before_it(
+        self, ns: DirectoryNamespace
+    ) -> None:
+        operations, _ = await mixed_batch(ns)
+        with pytest.raises(errors.TableAlreadyExistsError):
+            await ns.batch_commit_tables(
+                {"operations": [*operations, {"declare_table": {"id": ["b"]}}]}
+            )
+        assert (await ns.list_tables({"id": []})).tables == ["a", "b"]
+        assert await versions_of(ns, ["a"]) == [1]
+        assert await versions_of(ns, ["b"]) == [1, 2, 3]
+        assert (await ns.list_tables({"id": ["ns"]})).tables == ["d"]
+
     @pytest.mark.parametrize(
         ("operations", "says"),
         [
