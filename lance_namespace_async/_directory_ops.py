@@ -5,7 +5,8 @@ in directory.py, where our semantics go beyond pylance's. Every other operation
 of the operation table that pylance's Rust ``DirectoryNamespace`` implements is
 handed to it here, request and Arrow body as pylance takes them (a JSON-shaped
 dict, IPC stream bytes), so the table on disk is exactly the one pylance writes
-(UpdateFieldMetadata, which it lacks, is done on the dataset here),
+(UpdateFieldMetadata, which it lacks, is done on the dataset here; its lacking
+BatchCreateTableVersions and BatchCommitTables are in ``_directory_batch``),
 and its answer is turned into our response model (bare answers: the row count,
 the plan text, the IPC file, wrapped as the operation table says). The table id
 is checked first, and a TableNotFound whose parent namespace is missing becomes
@@ -90,8 +91,25 @@ async def _update_field_metadata(namespace: DirectoryNamespace, request: Any) ->
     return UpdateFieldMetadataResponse.from_dict(answer)
 
 
+async def _batch_create_table_versions(namespace: DirectoryNamespace, request: Any) -> Any:
+    from ._directory_batch import batch_create_table_versions
+
+    return await batch_create_table_versions(namespace, request)
+
+
+async def _batch_commit_tables(namespace: DirectoryNamespace, request: Any) -> Any:
+    from ._directory_batch import batch_commit_tables
+
+    return await batch_commit_tables(namespace, request)
+
+
 #: what this module implements itself, beyond pylance's DirectoryNamespace
-_OWN = {"update_field_metadata": _update_field_metadata}
+_OWN = {
+    "update_field_metadata": _update_field_metadata,
+    # all-or-none batches on the files of the tables (_directory_batch)
+    "batch_create_table_versions": _batch_create_table_versions,
+    "batch_commit_tables": _batch_commit_tables,
+}
 
 
 def _pylance_runs(method: str) -> bool:

@@ -918,5 +918,8 @@ async def identifiers_with_unicode_and_spaces(kit: Kit, name: str) -> None:
     await _gone(kit, namespace)
 
 
-# the data operations' scenarios register themselves on import, after the catalog's
-from . import data_scenarios  # noqa: E402, F401
+# the data operations' and batches' scenarios register themselves on import, after the catalog's
+from . import (  # noqa: E402
+    batch_scenarios,  # noqa: F401
+    data_scenarios,  # noqa: F401
+)
