@@ -13,8 +13,8 @@ T = TypeVar("T", bound="VersionRange")
 class VersionRange:
     """
     Attributes:
-        start_version (int):
-        end_version (int):
+        start_version (int): First version of the range (inclusive); 0 starts at the first version.
+        end_version (int): End of the range (exclusive); -1 reaches the latest version, included.
     """
 
     start_version: int

@@ -121,7 +121,8 @@ def sync_detailed(
 ) -> Response[BatchDeleteTableVersionsResponse | ErrorResponse]:
     """Delete table versions
 
-     Removes the version records in the given inclusive ranges of table `id`.
+     Removes the version records in the given ranges of table `id` (each from its start version,
+    inclusive, to its end version, exclusive; an end of -1 reaches the latest).
 
     Args:
         id (str):
@@ -158,7 +159,8 @@ def sync(
 ) -> BatchDeleteTableVersionsResponse | ErrorResponse | None:
     """Delete table versions
 
-     Removes the version records in the given inclusive ranges of table `id`.
+     Removes the version records in the given ranges of table `id` (each from its start version,
+    inclusive, to its end version, exclusive; an end of -1 reaches the latest).
 
     Args:
         id (str):
@@ -190,7 +192,8 @@ async def asyncio_detailed(
 ) -> Response[BatchDeleteTableVersionsResponse | ErrorResponse]:
     """Delete table versions
 
-     Removes the version records in the given inclusive ranges of table `id`.
+     Removes the version records in the given ranges of table `id` (each from its start version,
+    inclusive, to its end version, exclusive; an end of -1 reaches the latest).
 
     Args:
         id (str):
@@ -225,7 +228,8 @@ async def asyncio(
 ) -> BatchDeleteTableVersionsResponse | ErrorResponse | None:
     """Delete table versions
 
-     Removes the version records in the given inclusive ranges of table `id`.
+     Removes the version records in the given ranges of table `id` (each from its start version,
+    inclusive, to its end version, exclusive; an end of -1 reaches the latest).
 
     Args:
         id (str):
