@@ -178,60 +178,129 @@ def _check_field_types(model: type, body: Mapping[str, Any], where: str) -> None
     The message names the field and the type only, never the value (it may be a
     credential of ``identity``).
     """
-    for name, annotation in _field_annotations(model).items():
-        if name == "additional_properties":
-            if len(annotation) == 1 and annotation[0].startswith("dict[str, "):
-                kind = annotation[0][len("dict[str, ") : -1]
-                declared = _field_annotations(model).keys()
-                for key, value in body.items():
-                    if key not in declared and not _matches(value, kind, f"{where}.{key}"):
-                        if kind == "str":  # Context, *Properties: string maps
-                            raise InvalidInputError(f"{where} values must be strings")
-                        raise InvalidInputError(f"{where}.{key} must be {kind}")
-            continue
-        if name in body and not any(
-            _matches(body[name], kind, f"{where}.{name}") for kind in annotation
-        ):
-            raise InvalidInputError(
-                f"{where}.{name} must be {' or '.join(annotation)}, got {type(body[name]).__name__}"
-            )
+    fields, extra = _field_checks(model)
+    for name, checks, annotation in fields:
+        if name in body:
+            value = body[name]
+            field_where = f"{where}.{name}"
+            if not any(check(value, field_where) for check in checks):
+                raise InvalidInputError(
+                    f"{where}.{name} must be {' or '.join(annotation)}, got {type(value).__name__}"
+                )
+    if extra is not None:
+        kind, check, declared = extra
+        for key, value in body.items():
+            if key not in declared and not check(value, f"{where}.{key}"):
+                if kind == "str":  # Context, *Properties: string maps
+                    raise InvalidInputError(f"{where} values must be strings")
+                raise InvalidInputError(f"{where}.{key} must be {kind}")
+
+
+_Check = Callable[[Any, str], bool]
+
+
+@functools.cache
+def _field_checks(
+    model: type,
+) -> tuple[
+    tuple[tuple[str, tuple[_Check, ...], tuple[str, ...]], ...],
+    tuple[str, _Check, frozenset[str]] | None,
+]:
+    """``model``'s fields with the checks of their annotations, built once per model;
+    and the kind of its additional properties, if it keeps them as a typed map."""
+    annotations = _field_annotations(model)
+    fields = tuple(
+        (name, tuple(_checker(kind) for kind in annotation), annotation)
+        for name, annotation in annotations.items()
+        if name != "additional_properties"
+    )
+    extra = None
+    annotation = annotations.get("additional_properties")
+    if annotation is not None and len(annotation) == 1 and annotation[0].startswith("dict[str, "):
+        kind = annotation[0][len("dict[str, ") : -1]
+        extra = (kind, _checker(kind), frozenset(annotations))
+    return fields, extra
 
 
 def _matches(value: Any, kind: str, where: str) -> bool:
     """Whether ``value`` (JSON data) fits the generated annotation ``kind``."""
-    if kind == "str":
-        return isinstance(value, str)
-    if kind == "bool":
-        return isinstance(value, bool)
-    if kind == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind == "float":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if kind == "None":
-        return value is None
-    if kind in ("Any", "datetime.datetime", "File"):
-        return True  # from_dict parses (or refuses) these itself
+    return _checker(kind)(value, where)
+
+
+def _is_str(value: Any, where: str) -> bool:
+    return isinstance(value, str)
+
+
+def _is_bool(value: Any, where: str) -> bool:
+    return isinstance(value, bool)
+
+
+def _is_int(value: Any, where: str) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_float(value: Any, where: str) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_none(value: Any, where: str) -> bool:
+    return value is None
+
+
+def _anything(value: Any, where: str) -> bool:
+    return True
+
+
+@functools.cache
+def _checker(kind: str) -> _Check:
+    """The check of annotation ``kind``, built once: annotations are parsed per kind,
+    not per value."""
+    simple = {
+        "str": _is_str,
+        "bool": _is_bool,
+        "int": _is_int,
+        "float": _is_float,
+        "None": _is_none,
+        # from_dict parses (or refuses) these itself
+        "Any": _anything,
+        "datetime.datetime": _anything,
+        "File": _anything,
+    }.get(kind)
+    if simple is not None:
+        return simple
     if kind.startswith("list[") and kind.endswith("]"):
-        inner = kind[len("list[") : -1]
-        return isinstance(value, list | tuple) and all(
-            _matches(item, inner, f"{where}[{index}]") for index, item in enumerate(value)
-        )
+        item_check = _checker(kind[len("list[") : -1])
+
+        def is_list(value: Any, where: str) -> bool:
+            return isinstance(value, list | tuple) and all(
+                item_check(item, f"{where}[{index}]") for index, item in enumerate(value)
+            )
+
+        return is_list
     if kind.startswith("dict[str, ") and kind.endswith("]"):
-        inner = kind[len("dict[str, ") : -1]
-        return isinstance(value, Mapping) and all(
-            _matches(item, inner, f"{where}.{key}") for key, item in value.items()
-        )
+        value_check = _checker(kind[len("dict[str, ") : -1])
+
+        def is_map(value: Any, where: str) -> bool:
+            return isinstance(value, Mapping) and all(
+                value_check(item, f"{where}.{key}") for key, item in value.items()
+            )
+
+        return is_map
     from . import models
 
     nested = getattr(models, kind, None)
     if nested is None:
-        return True  # not an annotation we know: from_dict decides
+        return _anything  # not an annotation we know: from_dict decides
     if isinstance(nested, type) and issubclass(nested, enum.Enum):
-        return isinstance(value, str)
-    if not isinstance(value, Mapping):
-        return False
-    _check_field_types(nested, value, where)  # Identity, Context, *Properties, entries
-    return True
+        return _is_str
+
+    def is_model(value: Any, where: str) -> bool:
+        if not isinstance(value, Mapping):
+            return False
+        _check_field_types(nested, value, where)  # Identity, Context, *Properties, entries
+        return True
+
+    return is_model
 
 
 def _drop_none(body: Mapping[str, Any], required: frozenset[str]) -> dict[str, Any]:

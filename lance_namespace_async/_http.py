@@ -34,19 +34,21 @@ so in its message, so the caller can check the object instead of guessing.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import contextvars
 import email.utils
 import functools
 import json
+import logging
 import math
 import random
 import re
 import ssl
 import time
 import urllib.parse
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -74,6 +76,8 @@ __all__ = [
     "parse_http_url",
     "split_userinfo",
 ]
+
+_httpx_logger = logging.getLogger("httpx")  # httpx logs each request here; so do we
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 #: statuses after which a non-idempotent request may have been applied
@@ -232,6 +236,7 @@ class _Client(httpx.AsyncClient):
     def __init__(self, *, catalog_headers: Mapping[str, str] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.catalog_headers = httpx.Headers(catalog_headers)
+        self._base_headers: tuple[list[Any], list[Any], frozenset[bytes], bool] | None = None
 
     def build_request(
         self,
@@ -265,11 +270,6 @@ class _Client(httpx.AsyncClient):
                         request.headers[name] = value
             return request
         query = str(httpx.QueryParams(params)) if params else ""
-        merged = httpx.Headers(self.headers)
-        if self.catalog_headers:
-            merged.update(self.catalog_headers)
-        if headers:
-            merged.update(headers)
         extensions = {"timeout": self.timeout.as_dict()}
         path = self._base_path + url
         if _PLAIN.match(path) and "/." not in path and _PLAIN.match(query):
@@ -277,13 +277,127 @@ class _Client(httpx.AsyncClient):
             # it leaves alone, and no dot segment is there to remove
             target = httpx.URL.__new__(httpx.URL)
             target._uri_reference = self._base_reference._replace(path=path, query=query or None)
-            return _json_request(method, target, merged, json, extensions)
+            return _json_request(method, target, self._merged_headers(headers), json, extensions)
+        merged = httpx.Headers(self.headers)
+        if self.catalog_headers:
+            merged.update(self.catalog_headers)
+        if headers:
+            merged.update(headers)
         return httpx.Request(
             method,
             self._base + url + ("?" + query if query else ""),
             headers=merged,
             json=json,
             extensions=extensions,
+        )
+
+    async def send(
+        self,
+        request: httpx.Request,
+        *,
+        stream: bool = False,
+        auth: Any = httpx.USE_CLIENT_DEFAULT,
+        follow_redirects: Any = httpx.USE_CLIENT_DEFAULT,
+    ) -> httpx.Response:
+        """httpx's ``send`` for the calls of our backends, in fewer layers.
+
+        The client's own auth (:class:`_Auth`: a 401 refreshes once), the mounted
+        transport (:class:`_RetryingTransport`: the whole policy), cookies, and no
+        redirect followed, as httpx does them; without httpx's per-call stream
+        wrapper, history lists and hook loops, which cost as much CPU as the auth
+        and retry policy they wrap. Another auth, a streamed answer, redirects
+        followed or event hooks take httpx's own path.
+        """
+        if (
+            stream
+            or auth is not httpx.USE_CLIENT_DEFAULT
+            or follow_redirects not in (httpx.USE_CLIENT_DEFAULT, False)
+            or self.follow_redirects
+            or self._event_hooks["request"]
+            or self._event_hooks["response"]
+            or self._auth is None
+        ):
+            return await super().send(
+                request, stream=stream, auth=auth, follow_redirects=follow_redirects
+            )
+        if self.is_closed:
+            raise RuntimeError("Cannot send a request, as the client has been closed.")
+        self._state = httpx._client.ClientState.OPENED
+        if "timeout" not in request.extensions:
+            request.extensions = dict(**request.extensions, timeout=self.timeout.as_dict())
+        flow = self._auth.async_auth_flow(request)
+        try:
+            request = await flow.__anext__()
+            while True:
+                response = await self._send_once(request)
+                try:
+                    try:
+                        next_request = await flow.asend(response)
+                    except StopAsyncIteration:
+                        break
+                    await response.aread()
+                    request = next_request
+                except BaseException:
+                    await response.aclose()
+                    raise
+        finally:
+            await flow.aclose()
+        try:
+            await response.aread()  # already read within the size limit: returns it
+        except BaseException:
+            await response.aclose()
+            raise
+        return response
+
+    async def _send_once(self, request: httpx.Request) -> httpx.Response:
+        transport = self._transport_for_url(request.url)  # proxies of the environment
+        try:
+            response = await transport.handle_async_request(request)
+        except httpx.RequestError as exc:
+            exc.request = request
+            raise
+        response.request = request
+        self.cookies.extract_cookies(response)
+        response.default_encoding = self._default_encoding
+        if response.has_redirect_location:  # the answer, not a hop (follow_redirects=False)
+            response.next_request = self._build_redirect_request(request, response)
+        if _httpx_logger.isEnabledFor(logging.INFO):
+            _httpx_logger.info(
+                'HTTP Request: %s %s "%s %d %s"',
+                request.method,
+                request.url,
+                response.http_version,
+                response.status_code,
+                response.reason_phrase,
+            )
+        return response
+
+    def _merged_headers(self, headers: Any) -> _HeaderList:
+        """The client's headers, then the catalog's, then the call's, as ``Headers.update``
+        merges them (a name set again moves to the end), normalised once."""
+        base = self._base_headers
+        if base is None or base[0] != self._headers._list:
+            merged = httpx.Headers(self.headers)
+            if self.catalog_headers:
+                merged.update(self.catalog_headers)
+            items = merged._list
+            base = self._base_headers = (
+                list(self._headers._list),
+                items,
+                frozenset(lower for _, lower, _ in items),
+                all(raw.isascii() and value.isascii() for raw, _, value in items),
+            )
+        _, items, names, ascii_only = base
+        if not headers:
+            return _HeaderList(list(items), names, ascii_only)
+        extra = httpx.Headers(headers)._list
+        again = {lower for _, lower, _ in extra}
+        kept = [item for item in items if item[1] not in again] if names & again else list(items)
+        kept.extend(extra)
+        return _HeaderList(
+            kept,
+            names | again,
+            ascii_only and all(raw.isascii() and value.isascii() for raw, _, value in extra),
         )
 
     @functools.cached_property
@@ -311,44 +425,61 @@ class _Client(httpx.AsyncClient):
         self._cookies = _Cookies(cookies)
 
 
+@attrs.define(slots=True)
+class _HeaderList:
+    """Normalised header items (``httpx.Headers._list``), their lower-case names, and
+    whether all are ASCII (then the ``Headers`` built from them need not find out)."""
+
+    items: list[tuple[bytes, bytes, bytes]]
+    names: frozenset[bytes]
+    ascii_only: bool
+
+
 def _json_request(
     method: str,
     url: httpx.URL,
-    headers: httpx.Headers,
+    headers: _HeaderList,
     payload: Any,
     extensions: dict[str, Any],
 ) -> httpx.Request:
     """``httpx.Request(method, url, headers=headers, json=payload, extensions=...)``.
 
     The same request (tests/test_http_wire.py compares the two), with the headers
-    normalised once instead of three times: httpx copies them, adds the body's and
+    normalised once instead of four times: httpx copies them, adds the body's and
     then the automatic ones, each time into a new ``Headers``.
     """
     method = method.upper()
-    raw = headers.raw
+    names = headers.names
+    items = headers.items
     if payload is None:
         body = b""
     else:
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         body = text.encode("utf-8")
-        if "content-length" not in headers:
-            raw.append((b"Content-Length", str(len(body)).encode("ascii")))
-        if "content-type" not in headers:
-            raw.append((b"Content-Type", b"application/json"))
-    auto: list[tuple[bytes, bytes]] = []
-    if "host" not in headers and url.host:
-        auto.append((b"Host", url.netloc))
+        if b"content-length" not in names:
+            items.append((b"Content-Length", b"content-length", str(len(body)).encode("ascii")))
+        if b"content-type" not in names:
+            items.append((b"Content-Type", b"content-type", b"application/json"))
+    auto: list[tuple[bytes, bytes, bytes]] = []
+    ascii_only = headers.ascii_only
+    if b"host" not in names and url.host:
+        netloc = url.netloc
+        auto.append((b"Host", b"host", netloc))
+        ascii_only = ascii_only and netloc.isascii()
     if (
         payload is None
         and method in ("POST", "PUT", "PATCH")
-        and "content-length" not in headers
-        and "transfer-encoding" not in headers
+        and b"content-length" not in names
+        and b"transfer-encoding" not in names
     ):
-        auto.append((b"Content-Length", b"0"))
+        auto.append((b"Content-Length", b"content-length", b"0"))
+    request_headers = httpx.Headers.__new__(httpx.Headers)
+    request_headers._list = auto + items if auto else items
+    request_headers._encoding = "ascii" if ascii_only else None
     request = httpx.Request.__new__(httpx.Request)
     request.method = method
     request.url = url
-    request.headers = httpx.Headers(auto + raw)
+    request.headers = request_headers
     request.extensions = extensions
     request.stream = httpx.ByteStream(body)
     request._content = body
@@ -591,6 +722,96 @@ def _ssl_context(config: HttpConfig) -> ssl.SSLContext | bool:
     return context
 
 
+class _CallScope:
+    """The deadline of one call (:meth:`HttpTransport.call`), and its ``CallState`` in context.
+
+    On asyncio the deadline is one timer that cancels the call's task, undone on
+    the way out as ``asyncio.timeout`` does (a tenth of an anyio ``CancelScope``'s
+    CPU per call); elsewhere (trio) an anyio ``CancelScope`` keeps it. Either way
+    the call ends with ``ServiceUnavailableError`` when the deadline passes, and a
+    cancellation from outside stays a cancellation.
+    """
+
+    __slots__ = (
+        "_cancelling",
+        "_expired",
+        "_handle",
+        "_scope",
+        "_task",
+        "_token",
+        "_total",
+        "_what",
+        "state",
+    )
+
+    def __init__(self, state: CallState, total: float | None, what: str) -> None:
+        self.state = state
+        self._total = total
+        self._what = what
+        self._task: asyncio.Task[Any] | None = None
+        self._expired = False
+        self._cancelling = 0
+        self._handle: asyncio.TimerHandle | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._token: contextvars.Token[CallState | None] | None = None
+
+    def __enter__(self) -> CallState:
+        state, total = self.state, self._total
+        try:
+            loop = asyncio.get_running_loop()
+            task = asyncio.current_task(loop)
+        except RuntimeError:  # no asyncio loop here (trio)
+            task = None
+        self._task = task
+        self._expired = False
+        self._handle = None
+        self._scope = None
+        if task is None:
+            scope = self._scope = anyio.CancelScope(
+                deadline=math.inf if total is None else anyio.current_time() + total
+            )
+            state.deadline = None if total is None else scope.deadline
+            self._token = _CALL.set(state)
+            scope.__enter__()
+            return state
+        self._cancelling = task.cancelling()
+        if total is not None:
+            state.deadline = loop.time() + total  # anyio.current_time() on asyncio
+            self._handle = loop.call_at(state.deadline, self._expire)
+        self._token = _CALL.set(state)
+        return state
+
+    def _expire(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._expired = True
+            self._task.cancel()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> None:
+        if self._token is not None:
+            _CALL.reset(self._token)
+        if self._scope is not None:
+            self._scope.__exit__(exc_type, exc, tb)
+            if not self._scope.cancelled_caught:
+                return
+        else:
+            if self._handle is not None:
+                self._handle.cancel()
+            if not self._expired:
+                return
+            assert self._task is not None
+            # undo our cancellation; the call timed out if it was the only one
+            ours_alone = self._task.uncancel() <= self._cancelling
+            if not (
+                ours_alone and exc_type is not None and issubclass(exc_type, asyncio.CancelledError)
+            ):
+                return
+        raise errors.ServiceUnavailableError(
+            f"{self._what}: timed out (the call's deadline of {self._total:g} s passed)"
+        ) from None
+
+
 class HttpTransport:
     """The pooled client of one namespace instance, with the shared policy."""
 
@@ -662,7 +883,6 @@ class HttpTransport:
             return chosen.total
         return self.config.call_timeout / 1000
 
-    @contextlib.contextmanager
     def call(
         self,
         *,
@@ -670,33 +890,19 @@ class HttpTransport:
         what: str = "request",
         headers: Mapping[str, str] | None = None,
         max_response_bytes: int | None = None,
-    ) -> Iterator[CallState]:
+    ) -> _CallScope:
         """Scope one logical call (all its attempts) for the transport, within its deadline.
 
         Past the deadline the call is cancelled wherever it is (connecting, waiting
         for a token, reading a trickling body, between retries) and raises
         ``ServiceUnavailableError`` (17) saying it timed out, like the step timeouts.
         """
-        total = self._total_timeout()
-        scope = anyio.CancelScope(
-            deadline=math.inf if total is None else anyio.current_time() + total
-        )
         state = CallState(
             idempotent=idempotent,
-            headers=dict(headers or {}),
+            headers=dict(headers) if headers else {},
             max_response_bytes=max_response_bytes,
-            deadline=None if total is None else scope.deadline,
         )
-        token = _CALL.set(state)
-        try:
-            with scope:
-                yield state
-        finally:
-            _CALL.reset(token)
-        if scope.cancelled_caught:
-            raise errors.ServiceUnavailableError(
-                f"{what}: timed out (the call's deadline of {total:g} s passed)"
-            )
+        return _CallScope(state, self._total_timeout(), what)
 
     async def request(
         self,

@@ -23,6 +23,7 @@ The message names the key that raises the limit.
 from __future__ import annotations
 
 import zlib
+from collections.abc import AsyncIterator
 
 import anyio
 import httpx
@@ -105,6 +106,32 @@ async def _close(response: httpx.Response) -> None:
         await response.aclose()
 
 
+async def _raw_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
+    """``response.aiter_raw()`` without its re-chunking layer: the wire's chunks as they
+    come, failures carrying the request, the response closed (its connection
+    released) at the end."""
+    if response.is_stream_consumed:
+        raise httpx.StreamConsumed()
+    if response.is_closed:
+        raise httpx.StreamClosed()
+    stream = response.stream
+    if not isinstance(stream, httpx.AsyncByteStream):
+        raise RuntimeError("Attempted to call an async iterator on an sync stream.")
+    response.is_stream_consumed = True
+    downloaded = 0
+    try:
+        async for chunk in stream:
+            downloaded += len(chunk)
+            response._num_bytes_downloaded = downloaded
+            if chunk:
+                yield chunk
+    except httpx.RequestError as exc:
+        if response._request is not None:
+            exc.request = response._request  # as aiter_raw's request_context does
+        raise
+    await response.aclose()
+
+
 async def read_bounded(response: httpx.Response, limit: int) -> None:
     """Read ``response``'s body (decoded) into it, or raise once it passes ``limit`` bytes.
 
@@ -122,7 +149,7 @@ async def read_bounded(response: httpx.Response, limit: int) -> None:
     chunks: list[bytes] = []
     raw = size = 0
     try:
-        async for chunk in response.aiter_raw():
+        async for chunk in _raw_chunks(response):
             raw += len(chunk)
             if raw > limit:
                 raise too_large(limit)

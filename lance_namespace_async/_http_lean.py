@@ -295,9 +295,8 @@ class _Body(httpx.AsyncByteStream):
         self._timeouts = timeouts
         self._released = False
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._connection.body(self._timeouts.get("read")):
-            yield chunk
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._connection.body(self._timeouts.get("read"))
 
     async def aclose(self) -> None:
         if self._released:
