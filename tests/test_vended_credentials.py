@@ -164,6 +164,7 @@ async def test_unity_operations_vend_what_they_need_and_reuse_it_until_the_refre
     unity: UnityServer, aws: MotoAws, unity_table: str
 ) -> None:
     properties = unity_properties(unity, aws, vend_credentials="true")
+    started = time.monotonic()
     async with lna.connect("unity", properties) as ns:
         assert (await ns.count_table_rows({"id": UNITY_TABLE})).count == 4
         assert (await ns.count_table_rows({"id": UNITY_TABLE})).count == 4
@@ -173,8 +174,15 @@ async def test_unity_operations_vend_what_they_need_and_reuse_it_until_the_refre
         # a request that says false gets none, whatever the backend's setting
         described = await ns.describe_table({"id": UNITY_TABLE, "vend_credentials": False})
         assert not CREDENTIAL_KEYS & set(options_of(described))
-    # one credential per operation kind while fresh: reads READ, writes READ_WRITE
-    assert unity.credential_requests == [("main.s.t", "READ"), ("main.s.t", "READ_WRITE")]
+    elapsed = time.monotonic() - started
+    # one credential per operation kind while fresh: reads READ, writes READ_WRITE (a slow
+    # machine may pass a refresh point, three quarters of a lifetime, and ask again)
+    requests = unity.credential_requests
+    assert requests[0] == ("main.s.t", "READ")
+    assert set(requests) == {("main.s.t", "READ"), ("main.s.t", "READ_WRITE")}
+    fresh_for = LIFETIME * 3 / 4
+    for kind in ("READ", "READ_WRITE"):
+        assert requests.count(("main.s.t", kind)) <= 1 + int(elapsed / fresh_for), requests
     assert lance.dataset(unity_table, storage_options=aws.producer_options).count_rows() == 8
 
 
@@ -224,14 +232,15 @@ async def test_unity_without_cloud_credentials_vends_nothing(
 def long_job(
     namespace: Any, table_id: list[str], seconds: float, options: dict[str, str] | None = None
 ) -> tuple[int, int]:
-    """Scans and appends through one dataset handle for ``seconds``: (appends, final rows).
+    """Scans and appends through one dataset handle for ``seconds`` and at least 10 appends,
+    however slow the machine: (appends, final rows).
 
     ``options``: the client's own storage options, under the namespace's."""
     through = {"namespace_client": namespace, "table_id": table_id, "storage_options": options}
     dataset = lance.dataset(**through)
     appends = 0
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline or appends < 10:
         assert dataset.count_rows() >= 4
         assert dataset.to_table(columns=["id"]).num_rows >= 4
         dataset = lance.write_dataset(rows(1, 100 + appends), mode="append", **through)
@@ -249,7 +258,6 @@ def test_a_long_job_outlives_its_credentials_on_unity(
         opened = namespace.describe_table({"id": UNITY_TABLE})
         initial = options_of(opened)
         appends, total = long_job(namespace, UNITY_TABLE, seconds=3 * LIFETIME)
-    assert appends >= 10
     assert total == 4 + appends
     # the job ran three lifetimes long: it was handed fresh credentials at least twice more
     issued = aws.vendor.total - first
@@ -296,7 +304,6 @@ def test_a_long_job_through_lance_ns_serve_refreshes_through_the_server(
         rest = PylanceRestNamespace(uri=served.uri)
         table = ["main", "s", "t"]
         appends, total = long_job(rest, table, 3 * LIFETIME, options=aws.client_options)
-    assert appends >= 10
     assert total == 4 + appends
     assert len(unity.credential_requests) >= 3
 
@@ -375,7 +382,6 @@ def test_a_long_job_outlives_its_credentials_on_iceberg(
     properties = iceberg_properties(iceberg, aws, vend_credentials="true")
     with lna.connect_sync("iceberg", properties) as namespace:
         appends, total = long_job(namespace, ICEBERG_TABLE, seconds=3 * LIFETIME)
-    assert appends >= 10
     assert total == 4 + appends
     assert iceberg.vend_requests[iceberg_table] >= 3
 
