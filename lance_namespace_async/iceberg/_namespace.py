@@ -17,7 +17,7 @@ table directory decides the version) or ``impl`` (the catalog decides:
 ``current-snapshot-id`` is the Lance version, and every commit of a new Lance
 version advances it through UpdateTable with an ``assert-ref-snapshot-id``
 requirement, so a concurrent commit fails with ConcurrentModification, code 14;
-see :mod:`._iceberg_managed`). The ``managed_by`` property names the default of
+see :mod:`._managed`). The ``managed_by`` property names the default of
 new tables. With ``iceberg_tooling=true`` the Iceberg metadata also carries the
 Lance schema converted to Iceberg types (schema id 1, a new id when the columns
 change), and a snapshot plus snapshot-log entry whose id is the Lance version, so
@@ -54,12 +54,11 @@ import anyio
 import attrs
 import httpx
 
-from . import errors
-from ._config import mask_url_userinfo, parse_bool, parse_positive_int, prop
-from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous, parse_http_url
-from ._iceberg_managed import ManagedIcebergVersions
-from ._identifiers import Identifier, validate_identifier
-from ._lance_tables import (
+from .. import errors
+from .._config import mask_url_userinfo, parse_bool, parse_positive_int, prop
+from .._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous, parse_http_url
+from .._identifiers import Identifier, validate_identifier
+from .._lance_tables import (
     DROP_ALLOWED_LOCATIONS_DOC,
     TABLE_TYPE,
     Claims,
@@ -68,16 +67,16 @@ from ._lance_tables import (
     lance_parameters,
     parse_locations,
 )
-from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
-from ._paging import check_limit, token_of
-from ._storage_ops import StorageAccess
-from ._unique_names import (
+from .._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
+from .._paging import check_limit, token_of
+from .._storage_ops import StorageAccess
+from .._unique_names import (
     refuse_existing_table,
     refuse_namespace_named_like,
     refuse_table_named_like,
 )
-from ._vended_credentials import VENDING_DOC, from_iceberg, wants_vending, with_vended
-from .models import (
+from .._vended_credentials import VENDING_DOC, from_iceberg, wants_vending, with_vended
+from ..models import (
     CreateNamespaceRequest,
     CreateNamespaceResponse,
     DeclareTableRequest,
@@ -105,6 +104,7 @@ from .models import (
     TableExistsRequest,
     TableExistsResponse,
 )
+from ._managed import ManagedIcebergVersions
 
 __all__ = ["IcebergConfig", "IcebergNamespace", "arrow_to_iceberg_schema"]
 

@@ -51,16 +51,16 @@ import anyio.lowlevel
 import anyio.to_thread
 import lance_namespace
 
-from . import errors
-from ._base import json_data
-from ._lance_tables import local_path, translate
-from ._operations import OPERATIONS_BY_METHOD
-from ._storage_ops import StorageTable, StorageTableOperations
+from .. import errors
+from .._base import json_data
+from .._lance_tables import local_path, translate
+from .._operations import OPERATIONS_BY_METHOD
+from .._storage_ops import StorageTable, StorageTableOperations
 
 if TYPE_CHECKING:
     import httpx
 
-    from ._identifiers import Identifier
+    from .._identifiers import Identifier
 
 __all__ = ["LoopNamespace", "ManagedIcebergVersions", "schema_changes", "snapshot_updates"]
 
@@ -410,7 +410,7 @@ class LoopNamespace(lance_namespace.LanceNamespace):
         return f"LoopNamespace({self.namespace_id()})"
 
     def _call(self, method: str, request: Any) -> Any:
-        from ._sync import _compat_error, _peer_answer
+        from .._sync import _compat_error, _peer_answer
 
         coroutine = getattr(self._backend, method)
         try:
@@ -436,7 +436,7 @@ class LoopNamespace(lance_namespace.LanceNamespace):
 
 
 class ManagedIcebergVersions(StorageTableOperations):
-    """The table-version operations of :class:`~.iceberg.IcebergNamespace` for
+    """The table-version operations of :class:`~._namespace.IcebergNamespace` for
     ``managed_by=impl`` tables; storage-managed tables keep the shared ones."""
 
     if TYPE_CHECKING:  # provided by IcebergNamespace
@@ -516,7 +516,7 @@ class ManagedIcebergVersions(StorageTableOperations):
         )
 
     async def _create_table_version(self, request: Any) -> Any:
-        from .models import CreateTableVersionResponse
+        from ..models import CreateTableVersionResponse
 
         body: dict[str, Any] = json_data(request)
         warehouse, levels, name = self._table_parts(body)
@@ -568,7 +568,7 @@ class ManagedIcebergVersions(StorageTableOperations):
         changed. A commit that got in first carries its own, so a race is no error."""
         import lance
 
-        from .iceberg import arrow_to_iceberg_schema
+        from ._namespace import arrow_to_iceberg_schema
 
         warehouse, levels, name = self._table_parts({"id": table_id})
         metadata = await self._load_lance_table(warehouse, levels, name, what)
@@ -650,7 +650,7 @@ class ManagedIcebergVersions(StorageTableOperations):
         metadata = await self._load_lance_table(warehouse, levels, name, what)
         schema = None
         if self._tooling:
-            from .iceberg import arrow_to_iceberg_schema
+            from ._namespace import arrow_to_iceberg_schema
 
             schema = arrow_to_iceberg_schema(dataset.schema, 1)
         await self.commit_snapshot(
@@ -658,7 +658,7 @@ class ManagedIcebergVersions(StorageTableOperations):
         )
 
     async def _list_table_versions(self, request: Any) -> Any:
-        from .models import ListTableVersionsResponse
+        from ..models import ListTableVersionsResponse
 
         body: dict[str, Any] = json_data(request)
         table = await self._storage_table(body, "ListTableVersions", writes=False)
@@ -669,7 +669,7 @@ class ManagedIcebergVersions(StorageTableOperations):
         return ListTableVersionsResponse.from_dict({"versions": page, "page_token": token})
 
     async def _describe_table_version(self, request: Any) -> Any:
-        from .models import DescribeTableVersionResponse
+        from ..models import DescribeTableVersionResponse
 
         body: dict[str, Any] = json_data(request)
         table = await self._storage_table(body, "DescribeTableVersion", writes=False)
