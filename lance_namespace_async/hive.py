@@ -39,7 +39,7 @@ from urllib.parse import urlparse
 import attrs
 
 from . import errors
-from ._arrow_json import spark_type
+from ._arrow_json import hive_type
 from ._config import BackendConfig, parse_non_negative_int, parse_positive_int, prop
 from ._identifiers import Identifier, validate_identifier
 from ._lance_tables import (
@@ -236,13 +236,7 @@ def _is_lance(table: Any) -> bool:
 
 
 def _hive_columns(schema: Any) -> list[Any]:
-    columns = []
-    for field in schema:
-        _, text, _ = spark_type(field.type)
-        columns.append(
-            hive.FieldSchema(name=field.name, type=text.replace("timestamp_ntz", "timestamp"))
-        )
-    return columns
+    return [hive.FieldSchema(name=field.name, type=hive_type(field.type)) for field in schema]
 
 
 class HiveNamespace(StorageTableOperations):

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from .._arrow_json import spark_type
+from .._arrow_json import hive_type
 from .._identifiers import Identifier, join_identifier
 from .._lance_tables import TABLE_TYPE
 
@@ -65,13 +65,7 @@ def parameters_of(table: Mapping[str, Any]) -> dict[str, str]:
 
 def glue_columns(schema: Any) -> list[dict[str, str]]:
     """A Lance schema as Glue columns (Hive type names, as Athena and Spark read them)."""
-    return [
-        {
-            "Name": field.name,
-            "Type": spark_type(field.type)[1].replace("timestamp_ntz", "timestamp"),
-        }
-        for field in schema
-    ]
+    return [{"Name": field.name, "Type": hive_type(field.type)} for field in schema]
 
 
 def table_input(
