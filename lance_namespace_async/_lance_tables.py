@@ -59,6 +59,7 @@ __all__ = [
     "canonical",
     "catalog_claims",
     "has_versions",
+    "is_lance_table",
     "lance_parameters",
     "layout_claims",
     "local_path",
@@ -438,6 +439,21 @@ def translate(exc: BaseException) -> errors.LanceNamespaceError:
     if isinstance(exc, PermissionError):
         return errors.PermissionDeniedError(message)
     return errors.InternalError(f"{type(exc).__name__}: {message}")
+
+
+def is_lance_table(
+    parameters: Mapping[str, Any] | None,
+    *,
+    table_kind: Any = None,
+    external_kind: str | None = None,
+) -> bool:
+    """Whether a catalog entry is a Lance table, by the rule every catalog seed states:
+    its ``parameters`` (properties) hold ``table_type=lance``, case-insensitive; for
+    catalogs whose tables have a kind, ``table_kind`` must also be ``external_kind``
+    (Glue's and Hive's ``EXTERNAL_TABLE``, Unity's ``EXTERNAL``), case-insensitive."""
+    if external_kind is not None and str(table_kind or "").upper() != external_kind:
+        return False
+    return str((parameters or {}).get(TABLE_TYPE, "")).lower() == "lance"
 
 
 def lance_parameters(requested: Mapping[str, Any] | None) -> dict[str, str]:

@@ -49,6 +49,7 @@ from ._lance_tables import (
     LanceTables,
     canonical,
     catalog_claims,
+    is_lance_table,
     lance_parameters,
     parse_locations,
 )
@@ -229,9 +230,8 @@ def _get_tables(client: Any, database: str, names: list[str]) -> list[Any]:
 
 
 def _is_lance(table: Any) -> bool:
-    parameters = table.parameters or {}
-    return str(table.tableType or "").upper() == "EXTERNAL_TABLE" and (
-        str(parameters.get(TABLE_TYPE, "")).lower() == "lance"
+    return is_lance_table(
+        table.parameters, table_kind=table.tableType, external_kind="EXTERNAL_TABLE"
     )
 
 

@@ -47,10 +47,10 @@ from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguou
 from ._identifiers import Identifier, validate_identifier
 from ._lance_tables import (
     DROP_ALLOWED_LOCATIONS_DOC,
-    TABLE_TYPE,
     Claims,
     LanceTables,
     catalog_claims,
+    is_lance_table,
     lance_parameters,
     parse_locations,
 )
@@ -123,9 +123,8 @@ class UnityConfig(HttpConfig):
 
 
 def _is_lance(table: Mapping[str, Any]) -> bool:
-    properties = table.get("properties") or {}
-    return str(table.get("table_type", "")).upper() == "EXTERNAL" and (
-        str(properties.get(TABLE_TYPE, "")).lower() == "lance"
+    return is_lance_table(
+        table.get("properties"), table_kind=table.get("table_type"), external_kind="EXTERNAL"
     )
 
 

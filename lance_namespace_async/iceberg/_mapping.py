@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from .. import errors
-from .._lance_tables import TABLE_TYPE, lance_parameters
+from .._lance_tables import TABLE_TYPE, is_lance_table, lance_parameters
 
 __all__ = [
     "DUMMY_SCHEMA",
@@ -76,8 +76,9 @@ def separator_of(config: Mapping[str, str]) -> str:
 
 
 def is_lance(properties: Mapping[str, Any]) -> bool:
-    """Whether an Iceberg table is a Lance table (seed 000's Lance Table Identification)."""
-    return str(properties.get(TABLE_TYPE, "")).lower() == "lance"
+    """Whether an Iceberg table is a Lance table (seed 000's Lance Table Identification:
+    its properties alone, Iceberg tables have no external kind)."""
+    return is_lance_table(properties)
 
 
 def managed_by(properties: Mapping[str, Any]) -> str:
