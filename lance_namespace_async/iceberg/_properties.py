@@ -14,7 +14,7 @@ import attrs
 
 from .._config import mask_url_userinfo, parse_bool, parse_positive_int, prop
 from .._http import HttpConfig, parse_http_url
-from .._lance_tables import DROP_ALLOWED_LOCATIONS_DOC, parse_locations
+from .._lance_tables import drop_allowed_locations_prop, storage_root_prop
 from .._vended_credentials import VENDING_DOC
 from ._mapping import MANAGED_BY, managed_by
 
@@ -30,14 +30,8 @@ class IcebergConfig(HttpConfig):
         shown=mask_url_userinfo,
         doc="the Iceberg REST Catalog, e.g. http://host:8181 (a user:password@ is HTTP Basic auth)",
     )
-    root: str | None = prop(
-        default=None,
-        doc="storage root of new tables, inside which DropTable deletes data "
-        "(default: new tables under the cwd, deleted only at that default location)",
-    )
-    drop_allowed_locations: tuple[str, ...] = prop(
-        default=(), parse=parse_locations, doc=DROP_ALLOWED_LOCATIONS_DOC
-    )
+    root: str | None = storage_root_prop()
+    drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     iceberg_tooling: bool = prop(default=False, parse=parse_bool)
     managed_by: str = prop(
         default="storage",
