@@ -56,6 +56,7 @@ from .._base import json_data
 from .._lance_tables import local_path, translate
 from .._operations import OPERATIONS_BY_METHOD
 from .._storage_ops import StorageTable, StorageTableOperations
+from .._storage_requests import version_entry
 from ._mapping import arrow_to_iceberg_schema, current_version, schema_changes, snapshot_updates
 
 if TYPE_CHECKING:
@@ -280,17 +281,8 @@ def _managed_versions(dataset: Any, location: str, newest: int) -> list[dict[str
         number = int(entry["version"])
         if number > newest:
             continue
-        version: dict[str, Any] = {
-            "version": number,
-            "manifest_path": "_versions/" + names.get(number, manifest_name(number, "V2")),
-        }
-        timestamp = entry.get("timestamp")
-        if timestamp is not None and hasattr(timestamp, "timestamp"):
-            version["timestamp_millis"] = int(timestamp.timestamp() * 1000)
-        metadata = entry.get("metadata")
-        if metadata:
-            version["metadata"] = {str(k): str(v) for k, v in metadata.items()}
-        listed.append(version)
+        manifest = "_versions/" + names.get(number, manifest_name(number, "V2"))
+        listed.append(version_entry(location, entry, manifest_path=manifest))
     return listed
 
 
