@@ -12,7 +12,7 @@ from typing import Any
 
 from . import errors
 
-__all__ = ["json_arrow_schema", "spark_type"]
+__all__ = ["hive_type", "json_arrow_schema", "spark_type"]
 
 
 def _decode(metadata: dict[bytes, bytes] | None) -> dict[str, str] | None:
@@ -163,3 +163,9 @@ def spark_type(data_type: Any) -> tuple[str, str, Any]:
             )
         return "STRUCT", f"struct<{','.join(texts)}>", {"type": "struct", "fields": jsons}
     raise errors.InvalidInputError(f"no Unity column type for Arrow type {data_type}")
+
+
+def hive_type(data_type: Any) -> str:
+    """An Arrow type's Hive type name, as Hive and Glue keep catalog columns (and Athena and
+    Spark read them): Spark's type text, whose ``timestamp_ntz`` Hive spells ``timestamp``."""
+    return spark_type(data_type)[1].replace("timestamp_ntz", "timestamp")

@@ -45,6 +45,7 @@ import attrs
 
 from . import errors
 from ._arrow_json import json_arrow_schema
+from ._config import prop
 
 if TYPE_CHECKING:
     from ._base import AsyncLanceNamespace
@@ -58,13 +59,16 @@ __all__ = [
     "as_uri",
     "canonical",
     "catalog_claims",
+    "drop_allowed_locations_prop",
     "has_versions",
+    "is_lance_table",
     "lance_parameters",
     "layout_claims",
     "local_path",
     "parse_locations",
     "place_of",
     "storage_failure",
+    "storage_root_prop",
     "translate",
 ]
 
@@ -90,6 +94,11 @@ DROP_ALLOWED_LOCATIONS_DOC = (
     "comma-separated location prefixes (absolute paths or URIs) outside the storage "
     "root whose tables DropTable may delete; elsewhere outside the root, a drop only "
     "deregisters the table and keeps its data"
+)
+#: ``root`` of the catalog backends whose new tables go under the cwd without one
+STORAGE_ROOT_DOC = (
+    "storage root of new tables, inside which DropTable deletes data "
+    "(default: new tables under the cwd, deleted only at that default location)"
 )
 
 logger = logging.getLogger("lance_namespace_async.tables")
@@ -163,6 +172,18 @@ def place_of(location: str, *, resolve_links: bool = True) -> Place | None:
         path = os.path.abspath(location)
     path = os.path.realpath(path) if resolve_links else os.path.normpath(path)
     return Place("file", "", tuple(p for p in path.split("/") if p))
+
+
+def storage_root_prop(*, default: str | None = None, doc: str = STORAGE_ROOT_DOC) -> Any:
+    """The ``root`` property of a catalog backend: where new tables go by default, and
+    inside which DropTable deletes data (``doc`` says what happens without it)."""
+    return prop(default=default, doc=doc)
+
+
+def drop_allowed_locations_prop() -> Any:
+    """The ``drop_allowed_locations`` property: prefixes outside the storage root whose
+    tables DropTable may delete too (:func:`parse_locations`)."""
+    return prop(default=(), parse=parse_locations, doc=DROP_ALLOWED_LOCATIONS_DOC)
 
 
 def parse_locations(value: str) -> tuple[str, ...]:
@@ -438,6 +459,21 @@ def translate(exc: BaseException) -> errors.LanceNamespaceError:
     if isinstance(exc, PermissionError):
         return errors.PermissionDeniedError(message)
     return errors.InternalError(f"{type(exc).__name__}: {message}")
+
+
+def is_lance_table(
+    parameters: Mapping[str, Any] | None,
+    *,
+    table_kind: Any = None,
+    external_kind: str | None = None,
+) -> bool:
+    """Whether a catalog entry is a Lance table, by the rule every catalog seed states:
+    its ``parameters`` (properties) hold ``table_type=lance``, case-insensitive; for
+    catalogs whose tables have a kind, ``table_kind`` must also be ``external_kind``
+    (Glue's and Hive's ``EXTERNAL_TABLE``, Unity's ``EXTERNAL``), case-insensitive."""
+    if external_kind is not None and str(table_kind or "").upper() != external_kind:
+        return False
+    return str((parameters or {}).get(TABLE_TYPE, "")).lower() == "lance"
 
 
 def lance_parameters(requested: Mapping[str, Any] | None) -> dict[str, str]:

@@ -75,12 +75,15 @@ def tag_name(body: Mapping[str, Any], what: str) -> str:
     return tag
 
 
-def version_entry(location: str, entry: Mapping[str, Any]) -> dict[str, Any]:
-    """A version of pylance's ``versions()`` as a TableVersion body."""
+def version_entry(
+    location: str, entry: Mapping[str, Any], *, manifest_path: str | None = None
+) -> dict[str, Any]:
+    """A version of pylance's ``versions()`` as a TableVersion body (``manifest_path``:
+    where its manifest is, when not ``<location>/_versions/<version>.manifest``)."""
     number = int(entry["version"])
     version: dict[str, Any] = {
         "version": number,
-        "manifest_path": f"{location.rstrip('/')}/_versions/{number}.manifest",
+        "manifest_path": manifest_path or f"{location.rstrip('/')}/_versions/{number}.manifest",
     }
     timestamp = entry.get("timestamp")
     if timestamp is not None and hasattr(timestamp, "timestamp"):

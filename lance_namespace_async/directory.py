@@ -54,15 +54,14 @@ from ._config import BackendConfig, parse_bool, parse_positive_int, prop
 from ._directory_ops import install_pylance_operations
 from ._identifiers import Identifier, join_identifier, validate_identifier, validate_name
 from ._lance_tables import (
-    DROP_ALLOWED_LOCATIONS_DOC,
     Claims,
     LanceTables,
     Place,
     as_uri,
     canonical,
+    drop_allowed_locations_prop,
     has_versions,
     local_path,
-    parse_locations,
     place_of,
     storage_failure,
 )
@@ -130,9 +129,7 @@ class DirectoryConfig(BackendConfig):
     storage: dict[str, str] = prop(prefix="storage.", secret=True)
     credential_vendor: dict[str, str] = prop(prefix="credential_vendor.", secret=True)
     worker_threads: int = prop(default=8, parse=parse_positive_int, doc="blocking-call threads")
-    drop_allowed_locations: tuple[str, ...] = prop(
-        default=(), parse=parse_locations, doc=DROP_ALLOWED_LOCATIONS_DOC
-    )
+    drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
 
     def rust_properties(self, root: str) -> dict[str, str]:
         """The map pylance's Rust DirectoryNamespace is built from."""

@@ -39,18 +39,19 @@ from urllib.parse import urlparse
 import attrs
 
 from . import errors
-from ._arrow_json import spark_type
+from ._arrow_json import hive_type
 from ._config import BackendConfig, parse_non_negative_int, parse_positive_int, prop
 from ._identifiers import Identifier, validate_identifier
 from ._lance_tables import (
-    DROP_ALLOWED_LOCATIONS_DOC,
     TABLE_TYPE,
     Claims,
     LanceTables,
     canonical,
     catalog_claims,
+    drop_allowed_locations_prop,
+    is_lance_table,
     lance_parameters,
-    parse_locations,
+    storage_root_prop,
 )
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._paging import page_of
@@ -130,14 +131,11 @@ class HiveConfig(BackendConfig):
     """Properties of ``impl="hive"`` (timeouts in milliseconds)."""
 
     uri: str = prop(parse=_thrift_uri, doc="the metastore, thrift://host:port")
-    root: str | None = prop(
-        default=None,
+    root: str | None = storage_root_prop(
         doc="root of new table locations, inside which DropTable deletes data (default: "
         "the database's location, and only a table's default location is deleted)",
     )
-    drop_allowed_locations: tuple[str, ...] = prop(
-        default=(), parse=parse_locations, doc=DROP_ALLOWED_LOCATIONS_DOC
-    )
+    drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     pool_size: int = prop(default=8, parse=parse_positive_int)
     connect_timeout: int = prop(default=10000, parse=parse_positive_int)
     read_timeout: int = prop(default=30000, parse=parse_positive_int)
@@ -229,20 +227,13 @@ def _get_tables(client: Any, database: str, names: list[str]) -> list[Any]:
 
 
 def _is_lance(table: Any) -> bool:
-    parameters = table.parameters or {}
-    return str(table.tableType or "").upper() == "EXTERNAL_TABLE" and (
-        str(parameters.get(TABLE_TYPE, "")).lower() == "lance"
+    return is_lance_table(
+        table.parameters, table_kind=table.tableType, external_kind="EXTERNAL_TABLE"
     )
 
 
 def _hive_columns(schema: Any) -> list[Any]:
-    columns = []
-    for field in schema:
-        _, text, _ = spark_type(field.type)
-        columns.append(
-            hive.FieldSchema(name=field.name, type=text.replace("timestamp_ntz", "timestamp"))
-        )
-    return columns
+    return [hive.FieldSchema(name=field.name, type=hive_type(field.type)) for field in schema]
 
 
 class HiveNamespace(StorageTableOperations):

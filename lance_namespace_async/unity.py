@@ -46,13 +46,13 @@ from ._config import mask_url_userinfo, parse_bool, parse_positive_int, prop
 from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous, parse_http_url
 from ._identifiers import Identifier, validate_identifier
 from ._lance_tables import (
-    DROP_ALLOWED_LOCATIONS_DOC,
-    TABLE_TYPE,
     Claims,
     LanceTables,
     catalog_claims,
+    drop_allowed_locations_prop,
+    is_lance_table,
     lance_parameters,
-    parse_locations,
+    storage_root_prop,
 )
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._paging import page_of
@@ -109,23 +109,20 @@ class UnityConfig(HttpConfig):
         doc="Unity Catalog server, e.g. http://host:8080 (a user:password@ is HTTP Basic auth)",
     )
     read_timeout: int = prop(default=300000, parse=parse_positive_int)
-    root: str = prop(
+    root: str = storage_root_prop(
         default="/tmp/lance",
         doc="storage root of new tables; once set, DropTable deletes data inside it "
         "(unset: only at a table's default location)",
     )
-    drop_allowed_locations: tuple[str, ...] = prop(
-        default=(), parse=parse_locations, doc=DROP_ALLOWED_LOCATIONS_DOC
-    )
+    drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     worker_threads: int = prop(default=8, parse=parse_positive_int)
     vend_credentials: bool = prop(default=False, parse=parse_bool, doc=VENDING_DOC)
     storage: dict[str, str] = prop(prefix="storage.", secret=True)
 
 
 def _is_lance(table: Mapping[str, Any]) -> bool:
-    properties = table.get("properties") or {}
-    return str(table.get("table_type", "")).upper() == "EXTERNAL" and (
-        str(properties.get(TABLE_TYPE, "")).lower() == "lance"
+    return is_lance_table(
+        table.get("properties"), table_kind=table.get("table_type"), external_kind="EXTERNAL"
     )
 
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import attrs
 
-from .._arrow_json import spark_type
+from .._arrow_json import hive_type
 from .._identifiers import Identifier, join_identifier
-from .._lance_tables import TABLE_TYPE
+from .._lance_tables import is_lance_table
 
 __all__ = [
     "NAMESPACE_TYPE",
@@ -47,9 +47,8 @@ class Database:
 
 def is_lance(table: Mapping[str, Any]) -> bool:
     """Whether a Glue table is a Lance table (seed 004's Lance Table Identification)."""
-    parameters = table.get("Parameters") or {}
-    return str(table.get("TableType", "")).upper() == "EXTERNAL_TABLE" and (
-        str(parameters.get(TABLE_TYPE, "")).lower() == "lance"
+    return is_lance_table(
+        table.get("Parameters"), table_kind=table.get("TableType"), external_kind="EXTERNAL_TABLE"
     )
 
 
@@ -65,13 +64,7 @@ def parameters_of(table: Mapping[str, Any]) -> dict[str, str]:
 
 def glue_columns(schema: Any) -> list[dict[str, str]]:
     """A Lance schema as Glue columns (Hive type names, as Athena and Spark read them)."""
-    return [
-        {
-            "Name": field.name,
-            "Type": spark_type(field.type)[1].replace("timestamp_ntz", "timestamp"),
-        }
-        for field in schema
-    ]
+    return [{"Name": field.name, "Type": hive_type(field.type)} for field in schema]
 
 
 def table_input(

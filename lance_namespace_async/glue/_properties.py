@@ -12,7 +12,7 @@ import attrs
 
 from .. import errors
 from .._config import BackendConfig, parse_bool, parse_non_negative_int, parse_positive_int, prop
-from .._lance_tables import DROP_ALLOWED_LOCATIONS_DOC, parse_locations
+from .._lance_tables import drop_allowed_locations_prop, storage_root_prop
 
 __all__ = ["GlueConfig"]
 
@@ -34,14 +34,8 @@ class GlueConfig(BackendConfig):
     assume_role_external_id: str | None = prop(default=None, secret=True)
     assume_role_session_name: str = prop(default="lance-namespace-async")
     assume_role_timeout_sec: int = prop(default=3600, parse=parse_positive_int)
-    root: str | None = prop(
-        default=None,
-        doc="storage root of new tables, inside which DropTable deletes data "
-        "(default: new tables under the cwd, deleted only at that default location)",
-    )
-    drop_allowed_locations: tuple[str, ...] = prop(
-        default=(), parse=parse_locations, doc=DROP_ALLOWED_LOCATIONS_DOC
-    )
+    root: str | None = storage_root_prop()
+    drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     child_catalogs: bool | None = prop(
         default=None,
         parse=parse_bool,

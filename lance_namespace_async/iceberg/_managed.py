@@ -51,18 +51,19 @@ import anyio.lowlevel
 import anyio.to_thread
 import lance_namespace
 
-from . import errors
-from ._base import json_data
-from ._lance_tables import local_path, translate
-from ._operations import OPERATIONS_BY_METHOD
-from ._storage_ops import StorageTable, StorageTableOperations
+from .. import errors
+from .._base import json_data
+from .._lance_tables import local_path, translate
+from .._operations import OPERATIONS_BY_METHOD
+from .._storage_ops import StorageTable, StorageTableOperations
+from .._storage_requests import version_entry
+from ._mapping import arrow_to_iceberg_schema, current_version, schema_changes, snapshot_updates
 
 if TYPE_CHECKING:
-    import httpx
+    from .._identifiers import Identifier
+    from ._client import IcebergRestClient
 
-    from ._identifiers import Identifier
-
-__all__ = ["LoopNamespace", "ManagedIcebergVersions", "schema_changes", "snapshot_updates"]
+__all__ = ["LoopNamespace", "ManagedIcebergVersions"]
 
 _U64_MAX = 2**64 - 1
 #: a staged manifest: the final name, then ``-`` and the writer's unique suffix
@@ -84,99 +85,6 @@ def _version_of(digits: str) -> tuple[int, str]:
     if len(digits) == _V2_DIGITS:
         return _U64_MAX - int(digits), "V2"
     return int(digits), "V1"
-
-
-def snapshot_updates(
-    version: int,
-    location: str,
-    *,
-    schema: dict[str, Any] | None = None,
-    metadata: Mapping[str, Any] | None = None,
-    manifest: str | None = None,
-    staged: str | None = None,
-) -> list[dict[str, Any]]:
-    """The UpdateTable changes that make Lance ``version`` the catalog's current one.
-
-    A snapshot whose id is the version (seed 003), the ``main`` ref moved to it (which
-    also appends the snapshot-log entry); with ``schema`` (tooling mode) that schema
-    made current first (:func:`schema_changes` of the table's ``metadata``).
-    ``manifest``: the version's manifest, relative to the table, and ``staged`` the name
-    it is staged under until it gets it, kept in the summary.
-    """
-    updates: list[dict[str, Any]] = []
-    if schema is not None:
-        updates += schema_changes(metadata or {}, schema)
-    summary = {"operation": "append", "lance-version": str(version)}
-    if manifest is not None:
-        summary["lance-manifest"] = manifest
-    if staged is not None:
-        summary["lance-staged"] = staged
-    snapshot: dict[str, Any] = {
-        "snapshot-id": version,
-        "timestamp-ms": int(time.time() * 1000),
-        "manifest-list": f"{location.rstrip('/')}/_versions/lance-version-{version}",
-        "summary": summary,
-    }
-    updates += [
-        {"action": "add-snapshot", "snapshot": snapshot},
-        {
-            "action": "set-snapshot-ref",
-            "ref-name": "main",
-            "type": "branch",
-            "snapshot-id": version,
-        },
-    ]
-    return updates
-
-
-def schema_changes(metadata: Mapping[str, Any], schema: dict[str, Any]) -> list[dict[str, Any]]:
-    """The UpdateTable changes that make ``schema`` current: none when it is, a switch to
-    an equal schema the table has (Iceberg reuses it rather than adding it again), else
-    the schema added (the catalog assigns its id: 1 for a table's first Lance schema)."""
-    current = metadata.get("current-schema-id")
-    for existing in metadata.get("schemas") or []:
-        if isinstance(existing, dict) and _same_fields(existing.get("fields"), schema["fields"]):
-            if existing.get("schema-id") == current:
-                return []
-            return [{"action": "set-current-schema", "schema-id": existing.get("schema-id")}]
-    return [
-        {"action": "add-schema", "schema": schema},
-        {"action": "set-current-schema", "schema-id": -1},  # the one just added
-    ]
-
-
-def _current_version(metadata: Mapping[str, Any]) -> int | None:
-    current = metadata.get("current-snapshot-id")
-    if isinstance(current, bool) or not isinstance(current, int) or current < 0:
-        return None
-    return current
-
-
-def _same_fields(left: Any, right: Any) -> bool:
-    """Whether two Iceberg schemas' fields are the same columns (field ids aside)."""
-    return bool(_fields_shape(left) == _fields_shape(right))
-
-
-def _type_shape(kind: Any) -> Any:
-    if isinstance(kind, dict):
-        return tuple(
-            sorted(
-                (key, _fields_shape(value) if key == "fields" else _type_shape(value))
-                for key, value in kind.items()
-                if not key.endswith("-id")
-            )
-        )
-    return kind
-
-
-def _fields_shape(fields: Any) -> Any:
-    if not isinstance(fields, list):
-        return None
-    return tuple(
-        (f.get("name"), f.get("required"), _type_shape(f.get("type")))
-        for f in fields
-        if isinstance(f, dict)
-    )
 
 
 # -- manifests on storage ------------------------------------------------------------------
@@ -373,17 +281,8 @@ def _managed_versions(dataset: Any, location: str, newest: int) -> list[dict[str
         number = int(entry["version"])
         if number > newest:
             continue
-        version: dict[str, Any] = {
-            "version": number,
-            "manifest_path": "_versions/" + names.get(number, manifest_name(number, "V2")),
-        }
-        timestamp = entry.get("timestamp")
-        if timestamp is not None and hasattr(timestamp, "timestamp"):
-            version["timestamp_millis"] = int(timestamp.timestamp() * 1000)
-        metadata = entry.get("metadata")
-        if metadata:
-            version["metadata"] = {str(k): str(v) for k, v in metadata.items()}
-        listed.append(version)
+        manifest = "_versions/" + names.get(number, manifest_name(number, "V2"))
+        listed.append(version_entry(location, entry, manifest_path=manifest))
     return listed
 
 
@@ -410,7 +309,7 @@ class LoopNamespace(lance_namespace.LanceNamespace):
         return f"LoopNamespace({self.namespace_id()})"
 
     def _call(self, method: str, request: Any) -> Any:
-        from ._sync import _compat_error, _peer_answer
+        from .._sync import _compat_error, _peer_answer
 
         coroutine = getattr(self._backend, method)
         try:
@@ -436,7 +335,7 @@ class LoopNamespace(lance_namespace.LanceNamespace):
 
 
 class ManagedIcebergVersions(StorageTableOperations):
-    """The table-version operations of :class:`~.iceberg.IcebergNamespace` for
+    """The table-version operations of :class:`~._namespace.IcebergNamespace` for
     ``managed_by=impl`` tables; storage-managed tables keep the shared ones."""
 
     if TYPE_CHECKING:  # provided by IcebergNamespace
@@ -450,20 +349,7 @@ class ManagedIcebergVersions(StorageTableOperations):
             self, warehouse: str, namespace: Identifier, name: str, what: str
         ) -> dict[str, Any]: ...
 
-        async def _table_path(self, warehouse: str, namespace: Identifier, name: str) -> str: ...
-
-        async def _request(
-            self,
-            method: str,
-            path: str,
-            *,
-            what: str,
-            idempotent: bool,
-            not_found: type[errors.LanceNamespaceError],
-            conflict: type[errors.LanceNamespaceError] = ...,
-            params: Mapping[str, Any] | None = None,
-            json: Any = None,
-        ) -> httpx.Response: ...
+        _rest: IcebergRestClient
 
         def _is_managed(self, properties: Mapping[str, Any]) -> bool: ...
 
@@ -494,29 +380,24 @@ class ManagedIcebergVersions(StorageTableOperations):
         ]
         if metadata.get("table-uuid"):
             requirements.append({"type": "assert-table-uuid", "uuid": metadata["table-uuid"]})
-        await self._request(
-            "POST",
-            await self._table_path(warehouse, levels, name),
-            json={
-                "identifier": {"namespace": list(levels), "name": name},
-                "requirements": requirements,
-                "updates": snapshot_updates(
-                    version,
-                    location,
-                    schema=schema,
-                    metadata=metadata,
-                    manifest=manifest,
-                    staged=staged,
-                ),
-            },
+        await self._rest.update_table(
+            warehouse,
+            levels,
+            name,
+            requirements=requirements,
+            updates=snapshot_updates(
+                version,
+                location,
+                schema=schema,
+                metadata=metadata,
+                manifest=manifest,
+                staged=staged,
+            ),
             what=what,
-            idempotent=False,
-            not_found=errors.TableNotFoundError,
-            conflict=errors.ConcurrentModificationError,
         )
 
     async def _create_table_version(self, request: Any) -> Any:
-        from .models import CreateTableVersionResponse
+        from ..models import CreateTableVersionResponse
 
         body: dict[str, Any] = json_data(request)
         warehouse, levels, name = self._table_parts(body)
@@ -568,11 +449,9 @@ class ManagedIcebergVersions(StorageTableOperations):
         changed. A commit that got in first carries its own, so a race is no error."""
         import lance
 
-        from .iceberg import arrow_to_iceberg_schema
-
         warehouse, levels, name = self._table_parts({"id": table_id})
         metadata = await self._load_lance_table(warehouse, levels, name, what)
-        if _current_version(metadata) != version:
+        if current_version(metadata) != version:
             return
         dataset = await anyio.to_thread.run_sync(
             lambda: lance.dataset(location, version=version, storage_options=None)
@@ -582,18 +461,8 @@ class ManagedIcebergVersions(StorageTableOperations):
             return
         requirements = [{"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": version}]
         try:
-            await self._request(
-                "POST",
-                await self._table_path(warehouse, levels, name),
-                json={
-                    "identifier": {"namespace": list(levels), "name": name},
-                    "requirements": requirements,
-                    "updates": changes,
-                },
-                what=what,
-                idempotent=False,
-                not_found=errors.TableNotFoundError,
-                conflict=errors.ConcurrentModificationError,
+            await self._rest.update_table(
+                warehouse, levels, name, requirements=requirements, updates=changes, what=what
             )
         except errors.ConcurrentModificationError:
             return
@@ -612,7 +481,7 @@ class ManagedIcebergVersions(StorageTableOperations):
         after the listing, still has not accepted it, and put back if it accepted it
         while it was being renamed.
         """
-        newest = _current_version(metadata)
+        newest = current_version(metadata)
         if newest is None or local_path(location) is None:
             return
         staged = _staged_of(metadata, newest)
@@ -625,7 +494,7 @@ class ManagedIcebergVersions(StorageTableOperations):
         what = f"DescribeTable {'.'.join(table_id)}"
 
         async def accepted() -> int | None:
-            return _current_version(await self._load_lance_table(warehouse, levels, name, what))
+            return current_version(await self._load_lance_table(warehouse, levels, name, what))
 
         fresh = await accepted()
         unaccepted = [
@@ -650,15 +519,13 @@ class ManagedIcebergVersions(StorageTableOperations):
         metadata = await self._load_lance_table(warehouse, levels, name, what)
         schema = None
         if self._tooling:
-            from .iceberg import arrow_to_iceberg_schema
-
             schema = arrow_to_iceberg_schema(dataset.schema, 1)
         await self.commit_snapshot(
             table.id, metadata, int(dataset.version), expected=None, what=what, schema=schema
         )
 
     async def _list_table_versions(self, request: Any) -> Any:
-        from .models import ListTableVersionsResponse
+        from ..models import ListTableVersionsResponse
 
         body: dict[str, Any] = json_data(request)
         table = await self._storage_table(body, "ListTableVersions", writes=False)
@@ -669,7 +536,7 @@ class ManagedIcebergVersions(StorageTableOperations):
         return ListTableVersionsResponse.from_dict({"versions": page, "page_token": token})
 
     async def _describe_table_version(self, request: Any) -> Any:
-        from .models import DescribeTableVersionResponse
+        from ..models import DescribeTableVersionResponse
 
         body: dict[str, Any] = json_data(request)
         table = await self._storage_table(body, "DescribeTableVersion", writes=False)

@@ -1,0 +1,215 @@
+"""The REST side of ``impl="iceberg"``: HTTP, OAuth2, warehouse configs and API paths.
+
+Requests go through the shared :class:`~.._http.HttpTransport` (deadlines, retries of
+what is safe to retry, bounded bodies, bearer token, OAuth2 client credentials against
+``<endpoint>/v1/oauth/tokens`` unless configured otherwise). Seed 000's warehouse is
+the first namespace level: its configuration comes from ``GET /v1/config?warehouse=``,
+fetched once per warehouse whatever the number of waiting calls, layered ``defaults`` <
+our properties < ``overrides``; the ``prefix`` found there (else, with
+``warehouse_prefix``, the warehouse name) prefixes every API path, and its
+``namespace-separator`` (else 0x1F) joins namespace levels, percent-encoded exactly
+once in paths and in the ``parent`` query parameter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+import anyio
+import attrs
+import httpx
+
+from .. import errors
+from .._http import HttpTransport
+from .._identifiers import Identifier
+from ._errors import iceberg_error
+from ._mapping import UNIT_SEPARATOR, separator_of
+from ._properties import IcebergConfig
+
+__all__ = ["IcebergRestClient", "Warehouse"]
+
+
+@attrs.frozen
+class Warehouse:
+    """A warehouse's API prefix and merged configuration."""
+
+    prefix: str
+    config: dict[str, str]
+    #: joins namespace levels in paths and ``parent``: the config's ``namespace-separator``
+    separator: str = UNIT_SEPARATOR
+
+
+class IcebergRestClient:
+    """Calls to an Iceberg REST Catalog, with its answers' errors typed."""
+
+    def __init__(self, config: IcebergConfig) -> None:
+        self.config = config
+        self.transport = HttpTransport(
+            config,
+            base_url=config.endpoint,
+            url_key="endpoint",
+            default_token_url=f"{config.endpoint}/v1/oauth/tokens",
+        )
+        self._warehouses: dict[str, Warehouse] = {}
+        self._warehouse_locks: dict[str, anyio.Lock] = {}
+        self.config_requests = 0
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()
+
+    # -- calls -------------------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        what: str,
+        idempotent: bool,
+        not_found: type[errors.LanceNamespaceError],
+        conflict: type[errors.LanceNamespaceError] = errors.ConcurrentModificationError,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx.Response:
+        response, state = await self.transport.request(
+            method,
+            path,
+            what=what,
+            idempotent=idempotent,
+            params=params,
+            json=json,
+            headers=headers,
+        )
+        if response.status_code < 300:
+            return response
+        raise iceberg_error(response, what, not_found, conflict, state.retried_ambiguously)
+
+    @staticmethod
+    def json(response: httpx.Response, what: str) -> dict[str, Any]:
+        """An answer's JSON object (InternalError for anything else)."""
+        try:
+            body = response.json()
+        except ValueError:
+            raise errors.InternalError(f"{what}: the catalog sent no JSON") from None
+        if not isinstance(body, dict):
+            raise errors.InternalError(f"{what}: the catalog sent an unexpected body")
+        return body
+
+    # -- warehouses and paths ------------------------------------------------------------------
+
+    async def warehouse(self, name: str) -> Warehouse:
+        """The warehouse's config: fetched once, whatever the number of waiting calls."""
+        cached = self._warehouses.get(name)
+        if cached is not None:
+            return cached
+        lock = self._warehouse_locks.setdefault(name, anyio.Lock())
+        async with lock:
+            cached = self._warehouses.get(name)
+            if cached is not None:
+                return cached
+            self.config_requests += 1
+            response = await self.request(
+                "GET",
+                "/v1/config",
+                params={"warehouse": name},
+                what=f"config of warehouse {name!r}",
+                idempotent=True,
+                not_found=errors.NamespaceNotFoundError,
+            )
+            body = self.json(response, "GetConfig")
+            defaults = body.get("defaults") or {}
+            overrides = body.get("overrides") or {}
+            merged = {
+                **{str(k): str(v) for k, v in defaults.items()},
+                **self.config.properties,
+                **{str(k): str(v) for k, v in overrides.items()},
+            }
+            fallback = name if self.config.warehouse_prefix else ""
+            prefix = str(overrides.get("prefix") or defaults.get("prefix") or fallback)
+            warehouse = Warehouse(
+                prefix=prefix.strip("/"), config=merged, separator=separator_of(merged)
+            )
+            self._warehouses[name] = warehouse
+            return warehouse
+
+    async def joined(self, warehouse: str, levels: Identifier) -> str:
+        """Namespace levels joined by the warehouse's separator (0x1F unless it says else).
+
+        A level that contains the separator could not be told apart from two levels.
+        """
+        separator = (await self.warehouse(warehouse)).separator
+        for level in levels:
+            if separator in level:
+                raise errors.InvalidInputError(
+                    f"namespace level {level!r} contains this catalog's namespace "
+                    f"separator {separator!r}"
+                )
+        return separator.join(levels)
+
+    async def base(self, warehouse: str) -> str:
+        """``/v1/<prefix>``, or ``/v1`` for a warehouse without a prefix."""
+        prefix = (await self.warehouse(warehouse)).prefix
+        return f"/v1/{prefix}" if prefix else "/v1"
+
+    async def namespace_path(self, warehouse: str, levels: Identifier) -> str:
+        """The namespace's API path: levels percent-encoded once, joined by the separator
+        percent-encoded too (``%1F``; ``%2E`` for ``.``, which ``quote`` would leave as is
+        and the server would then read as part of one level)."""
+        await self.joined(warehouse, levels)  # refuses a level holding the separator
+        separator = (await self.warehouse(warehouse)).separator
+        encoded = "".join(f"%{byte:02X}" for byte in separator.encode())
+        joined = encoded.join(quote(level, safe="") for level in levels)
+        return f"{await self.base(warehouse)}/namespaces/{joined}"
+
+    async def table_path(self, warehouse: str, namespace: Identifier, name: str) -> str:
+        return f"{await self.namespace_path(warehouse, namespace)}/tables/{quote(name, safe='')}"
+
+    # -- tables --------------------------------------------------------------------------------
+
+    async def load_table(
+        self, warehouse: str, namespace: Identifier, name: str, what: str, *, vend: bool
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """LoadTable: the table's metadata and the whole LoadTableResult (with vended
+        credentials when ``vend``: the ``X-Iceberg-Access-Delegation`` header asks for them)."""
+        response = await self.request(
+            "GET",
+            await self.table_path(warehouse, namespace, name),
+            what=what,
+            idempotent=True,
+            not_found=errors.TableNotFoundError,
+            headers={"X-Iceberg-Access-Delegation": "vended-credentials"} if vend else None,
+        )
+        result = self.json(response, what)
+        metadata = result.get("metadata")
+        if not isinstance(metadata, dict):
+            raise errors.InternalError(f"{what}: LoadTable answered without metadata")
+        return metadata, result
+
+    async def update_table(
+        self,
+        warehouse: str,
+        levels: Identifier,
+        name: str,
+        *,
+        requirements: list[dict[str, Any]],
+        updates: list[dict[str, Any]],
+        what: str,
+    ) -> None:
+        """UpdateTable (a commit): a catalog whose table no longer meets the
+        ``requirements`` answers 409, raised as ConcurrentModification (14)."""
+        await self.request(
+            "POST",
+            await self.table_path(warehouse, levels, name),
+            json={
+                "identifier": {"namespace": list(levels), "name": name},
+                "requirements": requirements,
+                "updates": updates,
+            },
+            what=what,
+            idempotent=False,
+            not_found=errors.TableNotFoundError,
+            conflict=errors.ConcurrentModificationError,
+        )

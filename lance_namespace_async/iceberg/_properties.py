@@ -1,0 +1,50 @@
+"""The properties of ``impl="iceberg"``: seed 000's configuration list, plus what it leaves open.
+
+Its own module so the list reads as the spec's does: ``endpoint``, ``auth_token``,
+``credential``, ``connect_timeout``, ``read_timeout`` and ``max_retries`` (the last five
+are the shared HTTP client's, :class:`~.._http.HttpConfig`) and ``root``; then seed 003's
+``managed_by`` default and ``iceberg_tooling``, and this implementation's own: deletion
+prefixes, the prefix rule of warehouses without one, concurrency, credential vending and
+the storage options of the tables.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from .._config import mask_url_userinfo, parse_bool, parse_positive_int, prop
+from .._http import HttpConfig, parse_http_url
+from .._lance_tables import drop_allowed_locations_prop, storage_root_prop
+from .._vended_credentials import VENDING_DOC
+from ._mapping import MANAGED_BY, managed_by
+
+__all__ = ["IcebergConfig"]
+
+
+@attrs.frozen
+class IcebergConfig(HttpConfig):
+    """Properties of ``impl="iceberg"`` as the Iceberg implementation spec lists them (ms)."""
+
+    endpoint: str = prop(
+        parse=parse_http_url,
+        shown=mask_url_userinfo,
+        doc="the Iceberg REST Catalog, e.g. http://host:8181 (a user:password@ is HTTP Basic auth)",
+    )
+    root: str | None = storage_root_prop()
+    drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
+    iceberg_tooling: bool = prop(default=False, parse=parse_bool)
+    managed_by: str = prop(
+        default="storage",
+        parse=lambda value: managed_by({MANAGED_BY: value}),
+        doc="managed_by of the tables created, declared or registered without one (seed 003)",
+    )
+    warehouse_prefix: bool = prop(
+        default=True,
+        parse=parse_bool,
+        doc="a warehouse whose config names no prefix is the API prefix (seed 000); false: "
+        "no prefix (/v1/namespaces), as for single-catalog servers like Iceberg's reference one",
+    )
+    list_concurrency: int = prop(default=16, parse=parse_positive_int)
+    worker_threads: int = prop(default=8, parse=parse_positive_int)
+    vend_credentials: bool = prop(default=False, parse=parse_bool, doc=VENDING_DOC)
+    storage: dict[str, str] = prop(prefix="storage.", secret=True)
