@@ -66,9 +66,12 @@ def facade(
 class Recording(lance_namespace.LanceNamespace):
     """The facade as pylance's namespace client, keeping what CreateTableVersion raised."""
 
-    def __init__(self, facade: lna.SyncLanceNamespace) -> None:
+    def __init__(
+        self, facade: lna.SyncLanceNamespace, gate: threading.Barrier | None = None
+    ) -> None:
         self.facade = facade
         self.refused: list[BaseException] = []
+        self.gate = gate  # CreateTableVersion waits here for the other writer(s)
 
     def namespace_id(self) -> str:
         return self.facade.namespace_id()
@@ -83,6 +86,8 @@ class Recording(lance_namespace.LanceNamespace):
         return self.facade.describe_table_version(request)
 
     def create_table_version(self, request: Any) -> Any:
+        if self.gate is not None:
+            self.gate.wait(timeout=120)
         try:
             return self.facade.create_table_version(request)
         except Exception as exc:
@@ -125,7 +130,10 @@ def test_two_writers_racing_exactly_one_commit_wins_the_other_gets_14(
     table = [WH, place, "race"]
     lance.write_dataset(rows(0), namespace_client=facade, table_id=table)
     location = facade.describe_table({"id": table}).location
-    writers = [Recording(facade), Recording(facade)]
+    # both writers have staged version 2 before either asks the catalog: a real race, on a
+    # machine of any speed
+    both_staged = threading.Barrier(2)
+    writers = [Recording(facade, both_staged), Recording(facade, both_staged)]
     fragments = [lance.fragment.write_fragments(rows(value), location) for value in (1, 2)]
     outcomes: list[tuple[int, Any]] = []
     start = threading.Barrier(2)
