@@ -48,12 +48,11 @@ import anyio
 import anyio.to_thread
 import attrs
 
-from . import errors
-from ._base import AsyncLanceNamespace
-from ._config import BackendConfig, parse_bool, parse_positive_int, prop
-from ._directory_ops import install_pylance_operations
-from ._identifiers import Identifier, join_identifier, validate_identifier, validate_name
-from ._lance_tables import (
+from .. import errors
+from .._base import AsyncLanceNamespace
+from .._config import BackendConfig, parse_bool, parse_positive_int, prop
+from .._identifiers import Identifier, join_identifier, validate_identifier, validate_name
+from .._lance_tables import (
     DROP_ALLOWED_LOCATIONS_DOC,
     Claims,
     LanceTables,
@@ -66,12 +65,11 @@ from ._lance_tables import (
     place_of,
     storage_failure,
 )
-from ._manifest_snapshot import ManifestSnapshots, Snapshot, read_manifest_rows
-from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
-from ._namespace_guard import NamespaceGuard
-from ._paging import check_limit, page_of, token_of
-from ._unique_names import refuse_namespace_named_like, refuse_table_named_like
-from .models import (
+from .._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
+from .._namespace_guard import NamespaceGuard
+from .._paging import check_limit, page_of, token_of
+from .._unique_names import refuse_namespace_named_like, refuse_table_named_like
+from ..models import (
     CreateNamespaceRequest,
     CreateNamespaceResponse,
     DeclareTableRequest,
@@ -104,6 +102,8 @@ from .models import (
     TableExistsRequest,
     TableExistsResponse,
 )
+from ._manifest_snapshot import ManifestSnapshots, Snapshot, read_manifest_rows
+from ._ops import install_pylance_operations
 
 __all__ = ["MANIFEST_DIR", "DirectoryConfig", "DirectoryNamespace"]
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._operations import OPERATIONS, Operation
+from .._operations import OPERATIONS, Operation
 
 if TYPE_CHECKING:
-    from ._arrow_data import ArrowData
-    from .directory import DirectoryNamespace
+    from .._arrow_data import ArrowData
+    from ._namespace import DirectoryNamespace
 
 __all__ = ["install_pylance_operations"]
 
@@ -29,8 +29,8 @@ __all__ = ["install_pylance_operations"]
 async def _call_pylance(
     namespace: DirectoryNamespace, operation: Operation, request: Any, data: ArrowData | None
 ) -> Any:
-    from . import errors
-    from ._base import json_data
+    from .. import errors
+    from .._base import json_data
 
     body: dict[str, Any] = json_data(request)
     table = None
@@ -75,10 +75,10 @@ async def _update_field_metadata(namespace: DirectoryNamespace, request: Any) ->
     """UpdateFieldMetadata, which pylance's DirectoryNamespace lacks: on the dataset
     (:func:`~._storage_requests.update_field_metadata`, shared with the catalog backends).
     """
-    from . import errors
-    from ._base import json_data
-    from ._storage_requests import update_field_metadata
-    from .models import UpdateFieldMetadataResponse
+    from .. import errors
+    from .._base import json_data
+    from .._storage_requests import update_field_metadata
+    from ..models import UpdateFieldMetadataResponse
 
     body: dict[str, Any] = json_data(request)
     table = namespace._table_id(body.get("id"))
@@ -92,13 +92,13 @@ async def _update_field_metadata(namespace: DirectoryNamespace, request: Any) ->
 
 
 async def _batch_create_table_versions(namespace: DirectoryNamespace, request: Any) -> Any:
-    from ._directory_batch import batch_create_table_versions
+    from ._batch import batch_create_table_versions
 
     return await batch_create_table_versions(namespace, request)
 
 
 async def _batch_commit_tables(namespace: DirectoryNamespace, request: Any) -> Any:
-    from ._directory_batch import batch_commit_tables
+    from ._batch import batch_commit_tables
 
     return await batch_commit_tables(namespace, request)
 
