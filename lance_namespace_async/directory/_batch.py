@@ -42,6 +42,8 @@ import attrs
 from .. import errors
 from .._identifiers import Identifier
 from .._lance_tables import local_path
+from ._core import drop_nones
+from ._versions import relative_manifest
 
 if TYPE_CHECKING:
     from ._namespace import DirectoryNamespace
@@ -268,15 +270,13 @@ class _Batch:
 
     async def answer(self, landing: _Landing) -> dict[str, Any]:
         """The recorded version as DescribeTableVersion and ListTableVersions answer it."""
-        from ._namespace import _relative_manifest
-
         table, version = landing.entry.table, landing.entry.version
         described = await self.ns._call(
             "describe_table_version", {"id": list(table), "version": version}
         )
         location = await self.ns._describe_location(table)
         answered = dict(described.get("version") or {})
-        return {k: v for k, v in _relative_manifest(answered, location).items() if v is not None}
+        return drop_nones(relative_manifest(answered, location))
 
     async def rollback(self) -> None:
         for step in reversed(self.undo):
