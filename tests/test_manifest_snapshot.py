@@ -19,8 +19,8 @@ import pytest
 from conftest import sample_table
 
 import lance_namespace_async as lna
-from lance_namespace_async import _manifest_snapshot, errors
-from lance_namespace_async.directory import DirectoryNamespace
+from lance_namespace_async import errors
+from lance_namespace_async.directory import DirectoryNamespace, _manifest_snapshot
 
 
 @pytest.fixture

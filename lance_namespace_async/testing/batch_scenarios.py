@@ -1,6 +1,6 @@
 """Scenarios of the all-or-none batches: BatchCreateTableVersions and BatchCommitTables.
 
-Registered with the catalog scenarios (imported at the end of ``scenarios.py``).
+Registered with the catalog scenarios (imported at the end of the package ``scenarios``).
 A version is recorded from a manifest staged inside the table, as a writer with
 managed versioning stages it: the scenario writes a real next version with pylance
 and moves its manifest out of ``_versions/`` to a staging name, so the table is

@@ -1,6 +1,6 @@
 """Scenarios of the table data operations: rows, queries, tags, versions and indices.
 
-Registered with the catalog scenarios (imported at the end of ``scenarios.py``).
+Registered with the catalog scenarios (imported at the end of the package ``scenarios``).
 Every scenario creates its table through CreateTable with Arrow rows, so a
 backend without CreateTable skips them all ("CreateTable unsupported by ..."); the
 rows are then checked from storage with pylance where the scenario says so.

@@ -1,12 +1,12 @@
 """The directory backend's data, index, tag, branch, version and schema operations.
 
 The catalog operations of :class:`~.directory.DirectoryNamespace` are written out
-in directory.py, where our semantics go beyond pylance's. Every other operation
+in ``_namespaces`` and ``_tables``, where our semantics go beyond pylance's. Every other operation
 of the operation table that pylance's Rust ``DirectoryNamespace`` implements is
 handed to it here, request and Arrow body as pylance takes them (a JSON-shaped
 dict, IPC stream bytes), so the table on disk is exactly the one pylance writes
 (UpdateFieldMetadata, which it lacks, is done on the dataset here; its lacking
-BatchCreateTableVersions and BatchCommitTables are in ``_directory_batch``),
+BatchCreateTableVersions and BatchCommitTables are in ``_batch``),
 and its answer is turned into our response model (bare answers: the row count,
 the plan text, the IPC file, wrapped as the operation table says). The table id
 is checked first, and a TableNotFound whose parent namespace is missing becomes
@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._operations import OPERATIONS, Operation
+from .._operations import OPERATIONS, Operation
+from ._core import drop_nones
 
 if TYPE_CHECKING:
-    from ._arrow_data import ArrowData
-    from .directory import DirectoryNamespace
+    from .._arrow_data import ArrowData
+    from ._namespace import DirectoryNamespace
 
 __all__ = ["install_pylance_operations"]
 
@@ -29,8 +30,8 @@ __all__ = ["install_pylance_operations"]
 async def _call_pylance(
     namespace: DirectoryNamespace, operation: Operation, request: Any, data: ArrowData | None
 ) -> Any:
-    from . import errors
-    from ._base import json_data
+    from .. import errors
+    from .._base import json_data
 
     body: dict[str, Any] = json_data(request)
     table = None
@@ -68,17 +69,17 @@ def _answer(operation: Operation, result: Any) -> Any:
     model = operation.response_class()
     if kind in ("integer", "string"):
         return model.from_dict({operation.response_field: result})
-    return model.from_dict({k: v for k, v in dict(result or {}).items() if v is not None})
+    return model.from_dict(drop_nones(dict(result or {})))
 
 
 async def _update_field_metadata(namespace: DirectoryNamespace, request: Any) -> Any:
     """UpdateFieldMetadata, which pylance's DirectoryNamespace lacks: on the dataset
     (:func:`~._storage_requests.update_field_metadata`, shared with the catalog backends).
     """
-    from . import errors
-    from ._base import json_data
-    from ._storage_requests import update_field_metadata
-    from .models import UpdateFieldMetadataResponse
+    from .. import errors
+    from .._base import json_data
+    from .._storage_requests import update_field_metadata
+    from ..models import UpdateFieldMetadataResponse
 
     body: dict[str, Any] = json_data(request)
     table = namespace._table_id(body.get("id"))
@@ -92,13 +93,13 @@ async def _update_field_metadata(namespace: DirectoryNamespace, request: Any) ->
 
 
 async def _batch_create_table_versions(namespace: DirectoryNamespace, request: Any) -> Any:
-    from ._directory_batch import batch_create_table_versions
+    from ._batch import batch_create_table_versions
 
     return await batch_create_table_versions(namespace, request)
 
 
 async def _batch_commit_tables(namespace: DirectoryNamespace, request: Any) -> Any:
-    from ._directory_batch import batch_commit_tables
+    from ._batch import batch_commit_tables
 
     return await batch_commit_tables(namespace, request)
 
@@ -106,7 +107,7 @@ async def _batch_commit_tables(namespace: DirectoryNamespace, request: Any) -> A
 #: what this module implements itself, beyond pylance's DirectoryNamespace
 _OWN = {
     "update_field_metadata": _update_field_metadata,
-    # all-or-none batches on the files of the tables (_directory_batch)
+    # all-or-none batches on the files of the tables (_batch)
     "batch_create_table_versions": _batch_create_table_versions,
     "batch_commit_tables": _batch_commit_tables,
 }
@@ -124,10 +125,15 @@ def install_pylance_operations(cls: type[DirectoryNamespace]) -> None:
     Whether pylance runs an operation is asked only when it is called (or listed),
     so importing the backend does not import pylance.
     """
+    from .._base import AsyncLanceNamespace
+
+    # the backend's own classes (its operations are spread over mixins), not the base's
+    backend = [k for k in cls.__mro__ if issubclass(k, AsyncLanceNamespace)]
+    backend.remove(AsyncLanceNamespace)
     handed: set[str] = set()
     for operation in OPERATIONS:
         name = f"_{operation.method}"
-        if name in vars(cls):
+        if any(name in vars(k) for k in backend):
             continue
         own = _OWN.get(operation.method)
         if own is not None:

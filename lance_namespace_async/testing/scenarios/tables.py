@@ -1,402 +1,25 @@
-"""The scenarios of the conformance kit: one specification per operation and mode.
-
-Each scenario's docstring is its specification in words. Every scenario works in
-its own namespace (``kit.home``, created before and dropped after it), so runs
-never collide; "changed nothing" means the scenario's namespaces, their properties,
-tables, table locations and versions are as they were (:meth:`Kit.refuses`).
-Properties are compared leniently where the specification lets a server add, drop
-or rewrite entries: a value the kit set must never come back *wrong*.
-"""
+"""Scenarios of the table operations: DeclareTable, RegisterTable, DeregisterTable,
+DescribeTable, TableExists, DropTable, RenameTable, ListTables, ListAllTables,
+ListTableVersions, RestoreTable, and names with unusual characters (registered by
+the package)."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
 
-from .. import errors
-from ..models import JsonArrowSchema, TableBasicStats
-from ._kit import Kit, Scenario, ScenarioSkipped, properties_of
-
-__all__ = ["SCENARIOS"]
-
-#: every scenario, in the order the kit runs them
-SCENARIOS: list[Scenario] = []
-
-ScenarioFunc = TypeVar("ScenarioFunc", bound=Callable[..., Awaitable[None]])
-
-CREATE = ("Create", "CREATE", "create")
-EXIST_OK = ("ExistOk", "EXIST_OK", "exist_ok")
-OVERWRITE = ("Overwrite", "OVERWRITE", "overwrite")
-FAIL = ("Fail", "FAIL", "fail")
-SKIP = ("Skip", "SKIP", "skip")
-RESTRICT = ("Restrict", "RESTRICT", "restrict")
-CASCADE = ("Cascade", "CASCADE", "cascade")
-#: names people really use: accents, CJK, spaces, emoji
-UNUSUAL_NAMES = ("données", "名前", "with space", "émoji 🚀")
-
-
-def scenario(
-    *, params: Sequence[str] = (), nested: bool = False
-) -> Callable[[ScenarioFunc], ScenarioFunc]:
-    """Register the decorated coroutine as a scenario (one per entry of ``params``)."""
-
-    def register(func: ScenarioFunc) -> ScenarioFunc:
-        name = func.__name__
-        if params:
-            SCENARIOS.extend(Scenario(f"{name}[{p}]", func, (p,), nested) for p in params)
-        else:
-            SCENARIOS.append(Scenario(name, func, (), nested))
-        return func
-
-    return register
-
-
-async def _gone(kit: Kit, namespace: list[str]) -> None:
-    """The namespace does not exist (NamespaceExists raises NamespaceNotFound)."""
-    try:
-        await kit.ns.namespace_exists({"id": namespace})
-    except errors.NamespaceNotFoundError:
-        return
-    raise AssertionError(f"namespace {namespace} still exists")
-
-
-async def _table_gone(kit: Kit, table: list[str]) -> None:
-    try:
-        await kit.ns.table_exists({"id": table})
-    except errors.TableNotFoundError:
-        return
-    raise AssertionError(f"table {table} still exists")
-
-
-# == CreateNamespace =======================================================================
-
-
-@scenario(params=CREATE)
-async def create_namespace_mode_create_refuses_an_existing_namespace(kit: Kit, mode: str) -> None:
-    """CreateNamespace with mode Create (any spelling) creates a missing namespace and
-    answers NamespaceAlreadyExists (2) for an existing one, which it leaves untouched."""
-    child = kit.child("a")
-    await kit.ns.create_namespace({"id": child, "mode": mode, "properties": {"kit.v": "1"}})
-    await kit.ns.namespace_exists({"id": child})
-    await kit.refuses(
-        errors.NamespaceAlreadyExistsError,
-        kit.ns.create_namespace,
-        {"id": child, "mode": mode, "properties": {"kit.v": "2"}},
-    )
-
-
-@scenario()
-async def create_namespace_default_mode_is_create(kit: Kit) -> None:
-    """CreateNamespace without a mode is Create: an existing namespace is
-    NamespaceAlreadyExists (2), and nothing changes."""
-    await kit.refuses(errors.NamespaceAlreadyExistsError, kit.ns.create_namespace, {"id": kit.home})
-
-
-@scenario(params=EXIST_OK)
-async def create_namespace_mode_exist_ok_keeps_the_existing_namespace(kit: Kit, mode: str) -> None:
-    """CreateNamespace with mode ExistOk succeeds on an existing namespace and keeps it as
-    it was: its properties are not replaced, its tables stay."""
-    child = kit.child("a")
-    await kit.ns.create_namespace({"id": child, "properties": {"kit.v": "1"}})
-    await kit.ns.declare_table({"id": kit.table("t", child)})
-    kept = await kit.ns.create_namespace({"id": child, "mode": mode, "properties": {"kit.v": "2"}})
-    assert properties_of(kept).get("kit.v") != "2", "ExistOk answered the new properties"
-    described = properties_of(await kit.ns.describe_namespace({"id": child}))
-    assert described.get("kit.v", "1") == "1", f"ExistOk changed the properties: {described}"
-    assert await kit.tables(child) == ["t"]
-    created = kit.child("b")
-    await kit.ns.create_namespace({"id": created, "mode": mode})
-    await kit.ns.namespace_exists({"id": created})
-
-
-@scenario(params=OVERWRITE)
-async def create_namespace_mode_overwrite_replaces_it_with_an_empty_one(
-    kit: Kit, mode: str
-) -> None:
-    """CreateNamespace with mode Overwrite replaces an existing namespace by a new empty one
-    with the new properties (its tables are gone), and creates a missing one."""
-    child = kit.child("a")
-    await kit.ns.create_namespace({"id": child, "properties": {"kit.v": "1"}})
-    await kit.create_table(kit.table("t", child))
-    await kit.ns.create_namespace({"id": child, "mode": mode, "properties": {"kit.v": "2"}})
-    described = properties_of(await kit.ns.describe_namespace({"id": child}))
-    assert described.get("kit.v", "2") == "2", f"Overwrite kept the old properties: {described}"
-    assert await kit.tables(child) == [], "Overwrite kept the tables"
-    created = kit.child("b")
-    await kit.ns.create_namespace({"id": created, "mode": mode})
-    await kit.ns.namespace_exists({"id": created})
-
-
-@scenario()
-async def create_namespace_stores_its_properties(kit: Kit) -> None:
-    """CreateNamespace stores the properties it is given: CreateNamespace and
-    DescribeNamespace answer them (a server may add entries, or drop some, but never
-    answers a value it was not given)."""
-    child = kit.child("a")
-    given = {"kit.owner": "ana", "kit.note": "données ok"}
-    created = await kit.ns.create_namespace({"id": child, "properties": given})
-    for answer in (
-        properties_of(created),
-        properties_of(await kit.ns.describe_namespace({"id": child})),
-    ):
-        for key, value in given.items():
-            assert answer.get(key, value) == value, f"{key} came back as {answer[key]!r}"
-
-
-@scenario(nested=True)
-async def create_namespace_needs_its_parent(kit: Kit) -> None:
-    """CreateNamespace inside a namespace that does not exist is NamespaceNotFound (1) and
-    creates nothing (neither the namespace nor its missing parent)."""
-    missing = [*kit.home, "missing"]
-    await kit.refuses(
-        errors.NamespaceNotFoundError, kit.ns.create_namespace, {"id": [*missing, "b"]}
-    )
-    await _gone(kit, missing)
-
-
-@scenario(params=("empty", "delimiter", "control character"))
-async def create_namespace_refuses_bad_names(kit: Kit, kind: str) -> None:
-    """A namespace name that is empty, contains the identifier delimiter, or contains a
-    control character is InvalidInput (13), and nothing is created."""
-    name = {"empty": "", "delimiter": f"a{kit.ns.delimiter}b", "control character": "bell\x07"}[
-        kind
-    ]
-    await kit.refuses(
-        errors.InvalidInputError, kit.ns.create_namespace, {"id": [*kit.parent_of_children(), name]}
-    )
-
-
-@scenario()
-async def create_namespace_refuses_an_unknown_mode(kit: Kit) -> None:
-    """CreateNamespace with a mode that is not Create, ExistOk or Overwrite is
-    InvalidInput (13), for a new and for an existing namespace, and changes nothing."""
-    await kit.refuses(
-        errors.InvalidInputError,
-        kit.ns.create_namespace,
-        {"id": kit.child("a"), "mode": "Sometimes"},
-    )
-    await kit.refuses(
-        errors.InvalidInputError, kit.ns.create_namespace, {"id": kit.home, "mode": "Sometimes"}
-    )
-
-
-# == ListNamespaces ========================================================================
-
-
-@scenario()
-async def list_namespaces_lists_the_children(kit: Kit) -> None:
-    """ListNamespaces of a namespace answers the names of its children, each once, and
-    not the names of its tables."""
-    for name in ("c", "a", "b"):
-        await kit.ns.create_namespace({"id": kit.child(name)})
-    await kit.ns.declare_table({"id": kit.table("t")})
-    listed = await kit.namespaces(kit.parent_of_children())
-    assert sorted(kit.child_names(listed)) == ["a", "b", "c"], listed
-    assert len(listed) == len(set(listed)), f"a name listed twice: {listed}"
-    if not kit.settings.flat:
-        assert await kit.namespaces(kit.child("a")) == []
-
-
-@scenario()
-async def list_namespaces_of_a_missing_namespace_is_not_found(kit: Kit) -> None:
-    """ListNamespaces of a namespace that does not exist is NamespaceNotFound (1)."""
-    await kit.refuses(
-        errors.NamespaceNotFoundError, kit.ns.list_namespaces, {"id": kit.child("missing")}
-    )
-
-
-@scenario()
-async def list_namespaces_paginates_many_children(kit: Kit) -> None:
-    """ListNamespaces with a small ``limit`` over many children (1,000 by default): every
-    page holds at most ``limit`` names, following ``page_token`` reaches every child
-    exactly once, and the last page carries no token. Each listed name drops its
-    namespace."""
-    names = [f"n{i:04d}" for i in range(kit.settings.many)]
-    ids = [kit.child(name) for name in names]
-    await kit.all_at_once(
-        functools.partial(kit.ns.create_namespace, {"id": namespace}) for namespace in ids
-    )
-    limit = kit.settings.page_size
-    pages = await kit.pages(
-        "list_namespaces", {"id": kit.parent_of_children(), "limit": limit}, "namespaces"
-    )
-    _check_pages(pages, limit, kit.child_names, names)
-    await kit.all_at_once(
-        functools.partial(kit.ns.drop_namespace, {"id": namespace}) for namespace in ids
-    )
-
-
-def _check_pages(
-    pages: list[list[str]],
-    limit: int,
-    ours: Callable[[list[str]], list[str]],
-    expected: list[str],
-) -> None:
-    too_long = [len(page) for page in pages if len(page) > limit]
-    assert not too_long, f"pages longer than limit={limit}: {too_long}"
-    everything = [name for page in pages for name in page]
-    repeated = sorted({name for name in everything if everything.count(name) > 1})
-    assert not repeated, f"listed more than once across pages: {repeated[:10]}"
-    found = ours(everything)
-    missing = sorted(set(expected) - set(found))
-    assert not missing, f"{len(missing)} never listed, e.g. {missing[:10]}"
-    assert sorted(found) == sorted(expected)
-    assert len(pages) >= -(-len(expected) // limit), "fewer pages than the limit allows"
-
-
-# == DescribeNamespace / NamespaceExists ===================================================
-
-
-@scenario()
-async def describe_namespace_of_a_missing_namespace_is_not_found(kit: Kit) -> None:
-    """DescribeNamespace of a namespace that does not exist is NamespaceNotFound (1)."""
-    await kit.refuses(
-        errors.NamespaceNotFoundError, kit.ns.describe_namespace, {"id": kit.child("missing")}
-    )
-
-
-@scenario()
-async def describe_namespace_the_root_always_exists(kit: Kit) -> None:
-    """The root namespace (the empty identifier) always exists: NamespaceExists and
-    DescribeNamespace of it succeed, and so they do for the kit root."""
-    await kit.ns.namespace_exists({"id": []})
-    await kit.ns.describe_namespace({"id": []})
-    await kit.ns.namespace_exists({"id": list(kit.settings.root)})
-    await kit.ns.describe_namespace({"id": list(kit.settings.root)})
-
-
-@scenario()
-async def namespace_exists_answers_for_existing_and_missing_namespaces(kit: Kit) -> None:
-    """NamespaceExists succeeds for an existing namespace and is NamespaceNotFound (1) for
-    a missing one, and for a table's name (a table is not a namespace)."""
-    child = kit.child("a")
-    await kit.ns.create_namespace({"id": child})
-    await kit.ns.namespace_exists({"id": child})
-    await kit.ns.namespace_exists({"id": kit.home})
-    await kit.refuses(
-        errors.NamespaceNotFoundError, kit.ns.namespace_exists, {"id": kit.child("missing")}
-    )
-    await kit.ns.declare_table({"id": kit.table("t")})
-    if not kit.settings.flat:
-        await kit.refuses(
-            errors.NamespaceNotFoundError, kit.ns.namespace_exists, {"id": kit.table("t")}
-        )
-
-
-# == DropNamespace =========================================================================
-
-
-@scenario()
-async def drop_namespace_drops_an_empty_namespace(kit: Kit) -> None:
-    """DropNamespace with the default mode and behavior drops an empty namespace: it is
-    gone afterwards and no longer listed."""
-    child = kit.child("a")
-    await kit.ns.create_namespace({"id": child})
-    await kit.ns.drop_namespace({"id": child})
-    await _gone(kit, child)
-    assert kit.child_names(await kit.namespaces(kit.parent_of_children())) == []
-
-
-@scenario(params=(*FAIL, "default"))
-async def drop_namespace_mode_fail_on_a_missing_namespace_is_not_found(kit: Kit, mode: str) -> None:
-    """DropNamespace with mode Fail (also the default) of a namespace that does not
-    exist is NamespaceNotFound (1); of an existing empty one it drops it."""
-    child = kit.child("a")
-    request = {"id": child} if mode == "default" else {"id": child, "mode": mode}
-    await kit.refuses(errors.NamespaceNotFoundError, kit.ns.drop_namespace, request)
-    await kit.ns.create_namespace({"id": child})
-    await kit.ns.drop_namespace(request)
-    await _gone(kit, child)
-
-
-@scenario(params=SKIP)
-async def drop_namespace_mode_skip_ignores_a_missing_namespace(kit: Kit, mode: str) -> None:
-    """DropNamespace with mode Skip of a namespace that does not exist succeeds and
-    changes nothing; of an existing empty one it drops it."""
-    child = kit.child("a")
-    before = await kit.snapshot()
-    await kit.ns.drop_namespace({"id": child, "mode": mode})
-    assert await kit.snapshot() == before
-    await _gone(kit, child)
-    await kit.ns.create_namespace({"id": child})
-    await kit.ns.drop_namespace({"id": child, "mode": mode})
-    await _gone(kit, child)
-
-
-@scenario(params=(*RESTRICT, "default"))
-async def drop_namespace_behavior_restrict_refuses_a_namespace_with_tables(
-    kit: Kit, behavior: str
-) -> None:
-    """DropNamespace with behavior Restrict (also the default) of a namespace holding a
-    table is NamespaceNotEmpty (3): the namespace, the table and its data stay."""
-    child = kit.child("a")
-    await kit.ns.create_namespace({"id": child})
-    location = await kit.create_table(kit.table("t", child))
-    request = {"id": child} if behavior == "default" else {"id": child, "behavior": behavior}
-    await kit.refuses(errors.NamespaceNotEmptyError, kit.ns.drop_namespace, request)
-    assert await kit.count_rows(location) == 3
-
-
-@scenario(nested=True)
-async def drop_namespace_behavior_restrict_refuses_a_namespace_with_children(kit: Kit) -> None:
-    """DropNamespace with behavior Restrict of a namespace holding only a child namespace
-    is NamespaceNotEmpty (3), and both namespaces stay."""
-    child = kit.child("a")
-    await kit.ns.create_namespace({"id": child})
-    await kit.ns.create_namespace({"id": [*child, "inner"]})
-    await kit.refuses(
-        errors.NamespaceNotEmptyError, kit.ns.drop_namespace, {"id": child, "behavior": "Restrict"}
-    )
-
-
-@scenario(params=CASCADE)
-async def drop_namespace_behavior_cascade_drops_its_tables_and_their_data(
-    kit: Kit, behavior: str
-) -> None:
-    """DropNamespace with behavior Cascade drops a namespace with its tables (written and
-    only declared): the namespace and the tables are gone, and so is the tables' data."""
-    child = kit.child("a")
-    await kit.ns.create_namespace({"id": child})
-    location = await kit.create_table(kit.table("t", child))
-    await kit.ns.declare_table({"id": kit.table("declared", child)})
-    await kit.ns.drop_namespace({"id": child, "behavior": behavior})
-    await _gone(kit, child)
-    assert not await kit.exists_on_storage(location), "Cascade left the table's data"
-
-
-@scenario(nested=True)
-async def drop_namespace_behavior_cascade_drops_child_namespaces(kit: Kit) -> None:
-    """DropNamespace with behavior Cascade drops child namespaces and their tables too."""
-    child = kit.child("a")
-    inner = [*child, "inner"]
-    await kit.ns.create_namespace({"id": child})
-    await kit.ns.create_namespace({"id": inner})
-    location = await kit.create_table(kit.table("t", inner))
-    await kit.ns.drop_namespace({"id": child, "behavior": "Cascade"})
-    await _gone(kit, inner)
-    await _gone(kit, child)
-    assert not await kit.exists_on_storage(location), "Cascade left the table's data"
-
-
-@scenario()
-async def drop_namespace_refuses_the_root(kit: Kit) -> None:
-    """DropNamespace of the root namespace (the empty identifier) is InvalidInput (13):
-    the root's lifecycle is outside the specification."""
-    await kit.refuses(errors.InvalidInputError, kit.ns.drop_namespace, {"id": []})
-    await kit.ns.namespace_exists({"id": kit.home})
-
-
-@scenario(params=("mode", "behavior"))
-async def drop_namespace_refuses_an_unknown_mode_or_behavior(kit: Kit, key: str) -> None:
-    """DropNamespace with an unknown mode or behavior is InvalidInput (13) and the
-    namespace stays."""
-    child = kit.child("a")
-    await kit.ns.create_namespace({"id": child})
-    await kit.refuses(
-        errors.InvalidInputError, kit.ns.drop_namespace, {"id": child, key: "Explode"}
-    )
-
+from ... import errors
+from ...models import JsonArrowSchema, TableBasicStats
+from .._kit import Kit, ScenarioSkipped
+from . import (
+    CREATE,
+    EXIST_OK,
+    OVERWRITE,
+    UNUSUAL_NAMES,
+    check_pages,
+    gone,
+    scenario,
+    table_gone,
+)
 
 # == DeclareTable ==========================================================================
 
@@ -440,7 +63,7 @@ async def declare_table_needs_its_namespace(kit: Kit) -> None:
     await kit.refuses(
         errors.NamespaceNotFoundError, kit.ns.declare_table, {"id": kit.table("t", missing)}
     )
-    await _gone(kit, missing)
+    await gone(kit, missing)
 
 
 # == RegisterTable / DeregisterTable =======================================================
@@ -505,7 +128,7 @@ async def register_table_needs_its_namespace(kit: Kit) -> None:
         kit.ns.register_table,
         {"id": kit.table("r", missing), "location": location},
     )
-    await _gone(kit, missing)
+    await gone(kit, missing)
 
 
 @scenario()
@@ -543,7 +166,7 @@ async def drop_table_keeps_the_data_of_a_table_registered_outside_the_root(kit: 
     kit.forget_later(location)
     await kit.ns.register_table({"id": kit.table("r"), "location": location})
     await kit.ns.drop_table({"id": kit.table("r")})
-    await _table_gone(kit, kit.table("r"))
+    await table_gone(kit, kit.table("r"))
     assert await kit.count_rows(location) == 4, "DropTable deleted data outside the root"
 
 
@@ -573,7 +196,7 @@ async def deregister_table_removes_the_entry_and_keeps_the_data(kit: Kit) -> Non
     deregistered = await kit.ns.deregister_table({"id": kit.table("t")})
     kit.forget_later(location)
     assert deregistered.location in (location, None)
-    await _table_gone(kit, kit.table("t"))
+    await table_gone(kit, kit.table("t"))
     assert await kit.tables() == []
     assert await kit.count_rows(location) == 4
 
@@ -669,7 +292,7 @@ async def drop_table_removes_the_entry_and_the_data(kit: Kit) -> None:
     dropped = await kit.ns.drop_table({"id": kit.table("t")})
     assert dropped.location in (location, None)
     await kit.ns.drop_table({"id": kit.table("declared")})
-    await _table_gone(kit, kit.table("t"))
+    await table_gone(kit, kit.table("t"))
     assert await kit.tables() == []
     assert not await kit.exists_on_storage(location), "DropTable left the data"
 
@@ -693,7 +316,7 @@ async def rename_table_renames_within_its_namespace(kit: Kit) -> None:
     described = await kit.ns.describe_table({"id": kit.table("u")})
     assert isinstance(described.location, str)
     assert await kit.count_rows(described.location) == 2
-    await _table_gone(kit, kit.table("t"))
+    await table_gone(kit, kit.table("t"))
     del location
 
 
@@ -746,7 +369,7 @@ async def rename_table_into_a_missing_namespace_is_not_found(kit: Kit) -> None:
         kit.ns.rename_table,
         {"id": kit.table("t"), "new_table_name": "u", "new_namespace_id": missing},
     )
-    await _gone(kit, missing)
+    await gone(kit, missing)
 
 
 # == ListTables / ListAllTables ============================================================
@@ -784,7 +407,7 @@ async def list_tables_paginates_many_tables(kit: Kit) -> None:
     )
     limit = kit.settings.page_size
     pages = await kit.pages("list_tables", {"id": kit.home, "limit": limit}, "tables")
-    _check_pages(pages, limit, list, names)
+    check_pages(pages, limit, list, names)
     listed = [name for page in pages for name in page]
     await kit.all_at_once(
         functools.partial(kit.ns.drop_table, {"id": kit.table(name)}) for name in listed
@@ -812,7 +435,7 @@ async def crawl_reaches_every_table_through_pages_of_one(kit: Kit) -> None:
     """Following ListNamespaces and ListTables page by page (``limit`` 1, as
     ``lance_namespace_async.crawl`` does with page_size=1) from the scenario's
     namespace reaches every table below it exactly once, nested ones included."""
-    from .._crawl import crawl
+    from ..._crawl import crawl
 
     expected = [kit.table("t"), kit.table("u")]
     await kit.ns.declare_table({"id": expected[0]})
@@ -894,7 +517,7 @@ async def identifiers_with_unicode_and_spaces(kit: Kit, name: str) -> None:
     try:
         await kit.ns.create_namespace({"id": namespace})
     except errors.InvalidInputError as exc:
-        await _gone(kit, namespace)
+        await gone(kit, namespace)
         raise ScenarioSkipped(
             f"namespace name {name!r} refused by {kit.settings.impl}: {exc}"
         ) from None
@@ -904,7 +527,7 @@ async def identifiers_with_unicode_and_spaces(kit: Kit, name: str) -> None:
     try:
         location = await kit.create_table(table, rows=2)
     except errors.InvalidInputError as exc:
-        await _table_gone(kit, table)
+        await table_gone(kit, table)
         raise ScenarioSkipped(
             f"table name {name!r} refused by {kit.settings.impl}: {exc}"
         ) from None
@@ -915,11 +538,4 @@ async def identifiers_with_unicode_and_spaces(kit: Kit, name: str) -> None:
     assert await kit.count_rows(location) == 2
     await kit.ns.drop_table({"id": table})
     await kit.ns.drop_namespace({"id": namespace})
-    await _gone(kit, namespace)
-
-
-# the data operations' and batches' scenarios register themselves on import, after the catalog's
-from . import (  # noqa: E402
-    batch_scenarios,  # noqa: F401
-    data_scenarios,  # noqa: F401
-)
+    await gone(kit, namespace)

@@ -39,12 +39,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
-from . import errors
-from ._identifiers import Identifier
-from ._lance_tables import local_path
+from .. import errors
+from .._identifiers import Identifier
+from .._lance_tables import local_path
+from ._core import drop_nones
+from ._versions import relative_manifest
 
 if TYPE_CHECKING:
-    from .directory import DirectoryNamespace
+    from ._namespace import DirectoryNamespace
 
 __all__ = ["batch_commit_tables", "batch_create_table_versions"]
 
@@ -268,15 +270,13 @@ class _Batch:
 
     async def answer(self, landing: _Landing) -> dict[str, Any]:
         """The recorded version as DescribeTableVersion and ListTableVersions answer it."""
-        from .directory import _relative_manifest
-
         table, version = landing.entry.table, landing.entry.version
         described = await self.ns._call(
             "describe_table_version", {"id": list(table), "version": version}
         )
         location = await self.ns._describe_location(table)
         answered = dict(described.get("version") or {})
-        return {k: v for k, v in _relative_manifest(answered, location).items() if v is not None}
+        return drop_nones(relative_manifest(answered, location))
 
     async def rollback(self) -> None:
         for step in reversed(self.undo):
@@ -333,8 +333,8 @@ def _refuse_twice(entries: list[_VersionEntry]) -> None:
 
 async def batch_create_table_versions(namespace: DirectoryNamespace, request: Any) -> Any:
     """Record one version of each listed table: every one, or none (module docstring)."""
-    from ._base import json_data
-    from .models import BatchCreateTableVersionsResponse
+    from .._base import json_data
+    from ..models import BatchCreateTableVersionsResponse
 
     body: dict[str, Any] = json_data(request)
     raw = _entries(body.get("entries"), "entries")
@@ -428,7 +428,7 @@ def _put_back(table_dir: str, aside: str, names: list[str]) -> None:
 
 
 async def _apply(batch: _Batch, operation: _Operation) -> dict[str, Any]:
-    from .models import (
+    from ..models import (
         DeclareTableRequest,
         DeregisterTableRequest,
         DropTableRequest,
@@ -473,8 +473,8 @@ async def _apply(batch: _Batch, operation: _Operation) -> dict[str, Any]:
 async def batch_commit_tables(namespace: DirectoryNamespace, request: Any) -> Any:
     """Apply declares, version records, version deletions and deregisters in order:
     every one, or none (module docstring)."""
-    from ._base import json_data
-    from .models import BatchCommitTablesResponse
+    from .._base import json_data
+    from ..models import BatchCommitTablesResponse
 
     body: dict[str, Any] = json_data(request)
     raw = _entries(body.get("operations"), "operations")

@@ -34,6 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ._manifest import MANIFEST_DIR
+
 __all__ = ["ManifestSnapshots", "Snapshot"]
 
 #: the directory must have been still this long before its rows are trusted
@@ -89,7 +91,7 @@ class ManifestSnapshots:
     def __init__(
         self, root_path: str, delimiter: str, read_rows: Callable[[], Any], prefix: str
     ) -> None:
-        self._versions = os.path.join(root_path, "__manifest", "_versions")
+        self._versions = os.path.join(root_path, MANIFEST_DIR, "_versions")
         self._delimiter = delimiter
         self._read_rows = read_rows
         self._snapshot: Snapshot | None = None

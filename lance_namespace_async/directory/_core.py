@@ -1,0 +1,306 @@
+"""What every operation of the directory backend shares.
+
+The pylance ``DirectoryNamespace`` it drives (opened once, called on bounded
+worker threads, its storage failures naming the root), the checks of ids and of
+parent namespaces, the copy of the manifest that answers reads, and DropTable's
+deletion, which DropTable and a Cascade DropNamespace both use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from .. import errors
+from .._base import AsyncLanceNamespace
+from .._identifiers import Identifier, validate_identifier
+from .._lance_tables import (
+    Claims,
+    LanceTables,
+    Place,
+    canonical,
+    local_path,
+    place_of,
+    storage_failure,
+)
+from .._namespace_guard import NamespaceGuard
+from ._manifest import MANIFEST_DELIMITER, Manifest, manifest_id
+from ._manifest_snapshot import ManifestSnapshots, Snapshot, read_manifest_rows
+from ._placement import absolute, is_outside_root, mangled, remove_encoded_twins, root_tables
+from ._properties import DirectoryConfig, absolute_root
+
+__all__ = ["DirectoryCore", "drop_nones", "str_map"]
+
+T = TypeVar("T")
+
+logger = logging.getLogger("lance_namespace_async.tables")
+
+
+def str_map(value: Any) -> dict[str, str] | None:
+    if isinstance(value, dict):
+        return {str(k): str(v) for k, v in value.items()}
+    return None
+
+
+def drop_nones(body: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if v is not None}
+
+
+class DirectoryCore(AsyncLanceNamespace):
+    """The state and plumbing of ``impl="dir"``; the operations are in subclasses."""
+
+    config: DirectoryConfig
+
+    def __init__(self, config: DirectoryConfig) -> None:
+        super().__init__(config)
+        self.root = absolute_root(config.root)
+        self.delimiter = MANIFEST_DELIMITER
+        self.manifest = Manifest(self.root, config.storage, config.manifest_enabled)
+        self.tables = LanceTables(
+            threads=config.worker_threads,
+            storage_options=config.storage,
+            storage_root=self.root,
+            drop_allowed=config.drop_allowed_locations,
+            sealed=(self.manifest.uri,),
+        )
+        self._inner: Any = None
+        self._open_lock = anyio.Lock()
+        self._manifest_lock = anyio.Lock()
+        # pylance commits a declare and a Restrict drop as separate manifest writes
+        self._guard = NamespaceGuard()
+        self._snapshots = self._manifest_snapshots()
+
+    def _manifest_snapshots(self) -> ManifestSnapshots | None:
+        """Reads of a local catalog without storage settings answer from a copy of the
+        manifest while it holds (``_manifest_snapshot``), not by a pylance scan each."""
+        path = local_path(self.root)
+        config = self.config
+        if path is None or not config.manifest_enabled or config.storage:
+            return None
+        if config.credential_vendor:  # answers carry vended credentials: pylance's
+            return None
+        uri = self.manifest.uri
+        return ManifestSnapshots(
+            path, MANIFEST_DELIMITER, lambda: read_manifest_rows(uri, None), f"file://{path}/"
+        )
+
+    # -- pylance -------------------------------------------------------------------
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        return await self.tables.run(fn, *args)
+
+    async def _rust(self) -> Any:
+        if self._inner is None:
+            async with self._open_lock:
+                if self._inner is None:
+                    from lance.lance import PyDirectoryNamespace  # type: ignore[attr-defined]
+
+                    props = self.config.rust_properties(self.root)
+                    with self._storage_context():
+                        self._inner = await self._run(lambda: PyDirectoryNamespace(**props))
+        return self._inner
+
+    async def _call(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
+        inner = await self._rust()
+        with self._storage_context():
+            result = await self._run(getattr(inner, method), body)
+        return dict(result or {})
+
+    @contextlib.contextmanager
+    def _storage_context(self) -> Iterator[None]:
+        """A storage failure names the root: pylance's own text stays on the chain."""
+        try:
+            yield
+        except errors.LanceNamespaceError as exc:
+            cause = exc.__cause__
+            if cause is None or storage_failure(cause) is None:
+                raise
+            raise type(exc)(f"namespace root {self.root!r}: {exc.message}") from cause
+
+    async def _table_call(self, method: str, table: Identifier, **body: Any) -> dict[str, Any]:
+        """A pylance table call; a missing parent namespace is reported as such.
+
+        The parent is checked only after a TableNotFound, so the common path is one
+        pylance call rather than two.
+        """
+        try:
+            return await self._call(method, {"id": list(table), **body})
+        except errors.TableNotFoundError:
+            await self._require_namespace(table[:-1])
+            raise
+
+    async def _create_once(
+        self, method: str, body: dict[str, Any], object_id: Identifier
+    ) -> dict[str, Any]:
+        """A pylance create whose lost race is AlreadyExists, as the protocol says.
+
+        pylance reports a create that lost a manifest commit race against the same
+        object ("concurrently created by another operation") as a concurrent
+        modification; when the object now exists, that is AlreadyExists.
+        """
+        try:
+            return await self._call(method, body)
+        except errors.ConcurrentModificationError:
+            exists = "namespace_exists" if method == "create_namespace" else "table_exists"
+            try:
+                await self._call(exists, {"id": list(object_id)})
+            except errors.NotFoundError:
+                raise errors.ConcurrentModificationError(
+                    f"{'.'.join(object_id)!r}: a concurrent change interfered; try again"
+                ) from None
+            kind = "namespace" if method == "create_namespace" else "table"
+            already = (
+                errors.NamespaceAlreadyExistsError
+                if kind == "namespace"
+                else errors.TableAlreadyExistsError
+            )
+            raise already(f"{kind} {'.'.join(object_id)!r} already exists") from None
+
+    # -- ids and parents -------------------------------------------------------------
+
+    def _namespace_id(self, value: Any, *, allow_root: bool = True) -> Identifier:
+        return validate_identifier(
+            value,
+            delimiter=self.delimiter,
+            storage_backed=True,
+            allow_root=allow_root,
+            what="namespace id",
+        )
+
+    def _table_id(self, value: Any) -> Identifier:
+        return validate_identifier(
+            value,
+            delimiter=self.delimiter,
+            storage_backed=True,
+            allow_root=False,
+            what="table id",
+        )
+
+    async def _snapshot(self) -> Snapshot | None:
+        if self._snapshots is None or not self._snapshots.worth_checking():
+            return None
+        return await self._run(self._snapshots.current)
+
+    async def _require_namespace(self, namespace: Identifier) -> None:
+        if namespace:
+            snapshot = await self._snapshot()
+            if snapshot is not None and manifest_id(namespace) in snapshot.namespaces:
+                return
+            try:
+                await self._call("namespace_exists", {"id": list(namespace)})
+            except errors.NamespaceNotFoundError:
+                # pylance's text for a fresh root ("Child namespace reads require an
+                # existing __manifest dataset") does not say which namespace is missing
+                raise errors.NamespaceNotFoundError(
+                    f"namespace {'.'.join(namespace)!r} does not exist"
+                ) from None
+
+    async def _require_root_for_read(self, namespace: Identifier, empty: bool) -> None:
+        """A read of a local root that does not exist is NamespaceNotFound, not an empty
+        catalog (pylance answers empty lists): a mistyped root must not look empty.
+
+        Checked only when the answer was empty, so listings of a real root cost nothing
+        more. Writes create the root, as pylance does.
+        """
+        if namespace or not empty:
+            return
+        path = local_path(self.root)
+        if path is not None and not await anyio.to_thread.run_sync(os.path.isdir, path):
+            raise errors.NamespaceNotFoundError(
+                f"namespace root {self.root!r} does not exist (check the 'root' property)"
+            )
+
+    # -- locations -------------------------------------------------------------------
+
+    async def _resolve(self, reported: str, table: Identifier) -> str:
+        """pylance joins every manifest location to the root; undo that for absolute ones."""
+        if not mangled(self.root, reported):
+            return reported  # the common case: no thread hop, no manifest read
+        row = await self._run(self.manifest.row, manifest_id(table))
+        if row is not None and row.get("location"):
+            return str(row["location"])
+        return reported
+
+    async def _describe_location(self, table: Identifier) -> str:
+        described = await self._table_call("describe_table", table)
+        return canonical(await self._resolve(str(described.get("location", "")), table))
+
+    def _table_locations(self) -> list[tuple[str, str]]:
+        """(manifest object id, location) of every table: manifest rows, root tables."""
+        found = [
+            (object_id, absolute(self.root, stored))
+            for object_id, stored in self.manifest.table_locations()
+        ]
+        return found + root_tables(self.root)
+
+    def _claims(self, table: Identifier) -> Claims:
+        """Which other table of this catalog is stored at, around or inside a place."""
+        own = manifest_id(table)
+
+        def find(place: Place) -> str | None:
+            for object_id, location in self._table_locations():
+                other = place_of(location) if object_id != own else None
+                if other is not None and (place.within(other) or other.within(place)):
+                    return f"table {object_id.replace(MANIFEST_DELIMITER, '.')!r}"
+            return None
+
+        async def claims(place: Place) -> str | None:
+            return await self._run(find, place)
+
+        return claims
+
+    # -- dropping a table (DropTable, and DropNamespace's Cascade) -------------------
+
+    async def _deregister(self, table: Identifier) -> dict[str, Any]:
+        result = await self._table_call("deregister_table", table)
+        result["location"] = await self._resolve(str(result.get("location", "")), table)
+        return result
+
+    async def _drop_table_at(self, table: Identifier) -> dict[str, Any]:
+        location = await self._describe_location(table)
+        reason = await self.tables.deletion_refused(location, claims=self._claims(table))
+        if reason is not None:
+            logger.warning(
+                "DropTable %s keeps the data at %r: %s", ".".join(table), location, reason
+            )
+            await self._forget(table, location, reason)
+            return {"id": list(table), "location": location}
+        if is_outside_root(self.root, location):
+            # pylance would delete the wrong path: delete the data here, then deregister
+            await self.tables.delete(location)
+            await self._deregister(table)
+            return {"id": list(table), "location": location}
+        result = await self._call("drop_table", {"id": list(table)})
+        if "%" in location:  # a name that needs percent-encoding: see remove_encoded_twins
+            await self.tables.delete(location)
+            await anyio.to_thread.run_sync(remove_encoded_twins, location)
+        result["location"] = location
+        result["id"] = list(table)
+        return result
+
+    async def _forget(self, table: Identifier, location: str, reason: str) -> None:
+        """Drop a table whose data must be kept: deregister it, delete nothing."""
+        if len(table) > 1:
+            await self._deregister(table)
+            return
+        # a root table is its <root>/<name>.lance directory: only a link can go
+        link = os.path.join(local_path(self.root) or "", f"{table[0]}.lance")
+
+        def unlink() -> None:
+            if not os.path.islink(link):
+                raise errors.InvalidInputError(
+                    f"DropTable {table[0]!r} refused: its data must be kept ({reason}), and "
+                    "a root table cannot be deregistered"
+                )
+            os.unlink(link)
+            if self.manifest.row(table[0]) is not None:
+                self.manifest.delete(table[0])
+
+        async with self._manifest_lock:
+            await self._run(unlink)
