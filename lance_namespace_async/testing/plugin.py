@@ -35,7 +35,10 @@ if TYPE_CHECKING:
 
 # assertion messages with values, like in a test module (must precede the import)
 pytest.register_assert_rewrite(
-    "lance_namespace_async.testing._kit", "lance_namespace_async.testing.scenarios"
+    "lance_namespace_async.testing._kit",
+    "lance_namespace_async.testing.scenarios",
+    "lance_namespace_async.testing.data_scenarios",
+    "lance_namespace_async.testing.batch_scenarios",
 )
 
 _SETTINGS_KEY = pytest.StashKey["KitSettings | None"]()
