@@ -135,7 +135,9 @@ def reference_iceberg(
     warehouse.mkdir(parents=True, exist_ok=True)
     port = free_port()
     env = {
-        "CATALOG_URI": f"jdbc:sqlite:{tmp / 'catalog.db'}",
+        # WAL and a long busy timeout: the kit drops dozens of tables at once, and sqlite's
+        # default 3 s wait for its write lock ran out on a loaded machine (a 500 to DropTable)
+        "CATALOG_URI": f"jdbc:sqlite:{tmp / 'catalog.db'}?journal_mode=WAL&busy_timeout=60000",
         "CATALOG_JDBC_SCHEMA__VERSION": "V1",
         "CATALOG_WAREHOUSE": str(warehouse),
         "CATALOG_REST_PORT": str(port),
