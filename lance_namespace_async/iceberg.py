@@ -111,6 +111,7 @@ __all__ = ["IcebergConfig", "IcebergNamespace", "arrow_to_iceberg_schema"]
 UNIT_SEPARATOR = "\x1f"
 MANAGED_BY = "managed_by"
 _MARKERS = frozenset({TABLE_TYPE, MANAGED_BY})
+_NS_PATHS_KEPT = 4096  # namespace API paths remembered per warehouse
 DUMMY_SCHEMA: dict[str, Any] = {
     "type": "struct",
     "schema-id": 0,
@@ -293,6 +294,9 @@ class _Warehouse:
     config: dict[str, str]
     #: joins namespace levels in paths and ``parent``: the config's ``namespace-separator``
     separator: str = UNIT_SEPARATOR
+    #: namespace API paths already built (levels -> path): they depend only on the levels
+    #: and this config, and every LoadTable of a listing needs its namespace's
+    ns_paths: dict[Identifier, str] = attrs.field(factory=dict, eq=False, repr=False)
 
 
 class IcebergNamespace(ManagedIcebergVersions):
@@ -422,11 +426,19 @@ class IcebergNamespace(ManagedIcebergVersions):
         """The namespace's API path: levels percent-encoded once, joined by the separator
         percent-encoded too (``%1F``; ``%2E`` for ``.``, which ``quote`` would leave as is
         and the server would then read as part of one level)."""
+        config = await self._warehouse(warehouse)
+        key = tuple(levels)  # hashable whatever sequence a caller holds
+        cached = config.ns_paths.get(key)
+        if cached is not None:
+            return cached
         await self._joined(warehouse, levels)  # refuses a level holding the separator
-        separator = (await self._warehouse(warehouse)).separator
-        encoded = "".join(f"%{byte:02X}" for byte in separator.encode())
+        encoded = "".join(f"%{byte:02X}" for byte in config.separator.encode())
         joined = encoded.join(quote(level, safe="") for level in levels)
-        return f"{await self._base(warehouse)}/namespaces/{joined}"
+        path = f"{await self._base(warehouse)}/namespaces/{joined}"
+        if len(config.ns_paths) >= _NS_PATHS_KEPT:
+            config.ns_paths.clear()  # bounded: a crawl of a huge catalog starts over
+        config.ns_paths[key] = path
+        return path
 
     async def _base(self, warehouse: str) -> str:
         prefix = (await self._warehouse(warehouse)).prefix
@@ -721,10 +733,11 @@ class IcebergNamespace(ManagedIcebergVersions):
     ) -> list[dict[str, Any] | None]:
         """Table metadata of many tables at once, at most ``list_concurrency`` in flight."""
         results: list[dict[str, Any] | None] = [None] * len(names)
-        limiter = anyio.CapacityLimiter(self.config.list_concurrency)
+        # a few workers taking the next name, not one task (and limiter slot) per table
+        todo = iter(enumerate(names))
 
-        async def load(index: int, name: str) -> None:
-            async with limiter:
+        async def worker() -> None:
+            for index, name in todo:
                 try:
                     results[index] = await self._load_table(
                         warehouse, levels, name, f"LoadTable {name}"
@@ -733,8 +746,8 @@ class IcebergNamespace(ManagedIcebergVersions):
                     results[index] = None  # dropped while we listed
 
         async with anyio.create_task_group() as group:
-            for index, name in enumerate(names):
-                group.start_soon(load, index, name)
+            for _ in range(min(self.config.list_concurrency, len(names))):
+                group.start_soon(worker)
         return results
 
     async def _list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
