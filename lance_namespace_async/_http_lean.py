@@ -399,8 +399,9 @@ class LeanPool(httpx.AsyncBaseTransport):
                 raise httpx.PoolTimeout("timed out waiting for a connection") from None
             raise
         finally:
-            with contextlib.suppress(ValueError):
-                self._waiters.remove(waiter)
+            if not waiter.done() or waiter.cancelled():  # still queued: _wake_one pops the woken
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(waiter)  # a scan of the queue: only when leaving early
 
     def _wake_one(self) -> None:
         while self._waiters:

@@ -39,6 +39,12 @@ class Warehouse:
     config: dict[str, str]
     #: joins namespace levels in paths and ``parent``: the config's ``namespace-separator``
     separator: str = UNIT_SEPARATOR
+    #: namespace API paths already built (levels -> path): they depend only on the levels
+    #: and this config, and every LoadTable of a listing needs its namespace's
+    ns_paths: dict[Identifier, str] = attrs.field(factory=dict, eq=False, repr=False)
+
+
+_NS_PATHS_KEPT = 4096  # namespace API paths remembered per warehouse
 
 
 class IcebergRestClient:
@@ -158,11 +164,19 @@ class IcebergRestClient:
         """The namespace's API path: levels percent-encoded once, joined by the separator
         percent-encoded too (``%1F``; ``%2E`` for ``.``, which ``quote`` would leave as is
         and the server would then read as part of one level)."""
+        config = await self.warehouse(warehouse)
+        key = tuple(levels)  # hashable whatever sequence a caller holds
+        cached = config.ns_paths.get(key)
+        if cached is not None:
+            return cached
         await self.joined(warehouse, levels)  # refuses a level holding the separator
-        separator = (await self.warehouse(warehouse)).separator
-        encoded = "".join(f"%{byte:02X}" for byte in separator.encode())
+        encoded = "".join(f"%{byte:02X}" for byte in config.separator.encode())
         joined = encoded.join(quote(level, safe="") for level in levels)
-        return f"{await self.base(warehouse)}/namespaces/{joined}"
+        path = f"{await self.base(warehouse)}/namespaces/{joined}"
+        if len(config.ns_paths) >= _NS_PATHS_KEPT:
+            config.ns_paths.clear()  # bounded: a crawl of a huge catalog starts over
+        config.ns_paths[key] = path
+        return path
 
     async def table_path(self, warehouse: str, namespace: Identifier, name: str) -> str:
         return f"{await self.namespace_path(warehouse, namespace)}/tables/{quote(name, safe='')}"

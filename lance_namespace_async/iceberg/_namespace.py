@@ -433,10 +433,11 @@ class IcebergNamespace(ManagedIcebergVersions):
     ) -> list[dict[str, Any] | None]:
         """Table metadata of many tables at once, at most ``list_concurrency`` in flight."""
         results: list[dict[str, Any] | None] = [None] * len(names)
-        limiter = anyio.CapacityLimiter(self.config.list_concurrency)
+        # a few workers taking the next name, not one task (and limiter slot) per table
+        todo = iter(enumerate(names))
 
-        async def load(index: int, name: str) -> None:
-            async with limiter:
+        async def worker() -> None:
+            for index, name in todo:
                 try:
                     results[index] = await self._load_table(
                         warehouse, levels, name, f"LoadTable {name}"
@@ -445,8 +446,8 @@ class IcebergNamespace(ManagedIcebergVersions):
                     results[index] = None  # dropped while we listed
 
         async with anyio.create_task_group() as group:
-            for index, name in enumerate(names):
-                group.start_soon(load, index, name)
+            for _ in range(min(self.config.list_concurrency, len(names))):
+                group.start_soon(worker)
         return results
 
     async def _list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
