@@ -277,6 +277,8 @@ def test_the_metastore_dies_with_a_killed_test_process(tmp_path: Path) -> None:
     finally:
         parent.send_signal(signal.SIGKILL)
         parent.wait(10)
+        if parent.stdout is not None:
+            parent.stdout.close()
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
