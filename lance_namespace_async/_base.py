@@ -179,6 +179,7 @@ def _check_field_types(model: type, body: Mapping[str, Any], where: str) -> None
     credential of ``identity``).
     """
     fields, extra = _field_checks(model)
+    rules = _constraints().get(model.__name__)
     for name, checks, annotation in fields:
         if name in body:
             value = body[name]
@@ -187,6 +188,8 @@ def _check_field_types(model: type, body: Mapping[str, Any], where: str) -> None
                 raise InvalidInputError(
                     f"{where}.{name} must be {' or '.join(annotation)}, got {type(value).__name__}"
                 )
+            if rules is not None and name in rules and value is not None:
+                _check_rules(value, rules[name], field_where)
     if extra is not None:
         kind, check, declared = extra
         for key, value in body.items():
@@ -194,6 +197,48 @@ def _check_field_types(model: type, body: Mapping[str, Any], where: str) -> None
                 if kind == "str":  # Context, *Properties: string maps
                     raise InvalidInputError(f"{where} values must be strings")
                 raise InvalidInputError(f"{where}.{key} must be {kind}")
+
+
+@functools.cache
+def _constraints() -> dict[str, dict[str, Any]]:
+    """Model class -> {JSON field: constraints} (``constraints.json``, from spec/rest.yaml
+    by scripts/codegen.py): what a JSON Schema states beyond a field's type."""
+    from importlib import resources
+
+    text = resources.files("lance_namespace_rest_client").joinpath("constraints.json").read_text()
+    table: dict[str, dict[str, Any]] = json.loads(text)
+    return table
+
+
+def _check_rules(value: Any, rules: Mapping[str, Any], where: str) -> None:
+    """InvalidInputError when ``value`` breaks one of the spec's constraints on it; the
+    message names the field and the rule, never the value."""
+    if isinstance(value, str):
+        if len(value) < rules.get("minLength", 0):
+            short = "empty" if rules["minLength"] == 1 else f"shorter than {rules['minLength']}"
+            raise InvalidInputError(f"{where} must not be {short}")
+        if "maxLength" in rules and len(value) > rules["maxLength"]:
+            raise InvalidInputError(f"{where} must be at most {rules['maxLength']} characters")
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        if "minimum" in rules and value < rules["minimum"]:
+            raise InvalidInputError(f"{where} must be >= {rules['minimum']}")
+        if "maximum" in rules and value > rules["maximum"]:
+            raise InvalidInputError(f"{where} must be <= {rules['maximum']}")
+    elif isinstance(value, list | tuple):
+        if len(value) < rules.get("minItems", 0):
+            raise InvalidInputError(f"{where} must have at least {rules['minItems']} items")
+        if "maxItems" in rules and len(value) > rules["maxItems"]:
+            raise InvalidInputError(f"{where} must have at most {rules['maxItems']} items")
+        if rules.get("uniqueItems") and len(
+            {json.dumps(item, sort_keys=True) for item in value}
+        ) < len(value):
+            raise InvalidInputError(f"{where} must not repeat an item")
+        if "items" in rules:
+            for index, item in enumerate(value):
+                _check_rules(item, rules["items"], f"{where}[{index}]")
+    elif isinstance(value, Mapping) and "values" in rules:
+        for key, item in value.items():
+            _check_rules(item, rules["values"], f"{where}.{key}")
 
 
 _Check = Callable[[Any, str], bool]

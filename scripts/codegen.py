@@ -24,6 +24,9 @@ tree is only trustworthy if anyone can reproduce it byte for byte. So this scrip
   JSON names (``manifestSize`` -> ``manifest_size``, ``type`` -> ``type_``), the map
   Python name -> JSON name, named by the generator's own naming functions, so the
   library never has to read the generated source to find a field's wire name;
+* writes ``constraints.json``: for each model, the JSON Schema constraints of its fields
+  (``minLength``, ``minimum``, ``minItems``, …, of the field, its items and its map values),
+  which the generated models cannot carry, so requests are checked against them;
 * writes ``lance_namespace_async/_operation_methods.pyi``, the typed signatures of
   the coroutines ``AsyncLanceNamespace`` and ``SyncLanceNamespace`` install from that
   table at run time (formatted by the pinned ruff with the project's line length);
@@ -65,6 +68,9 @@ IGNORED_DIRS = frozenset({"__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_
 PY_TYPED = "# Marker file for PEP 561\n"
 OPERATIONS_FILE = "operations.json"
 FIELD_NAMES_FILE = "field_names.json"
+CONSTRAINTS_FILE = "constraints.json"
+#: the JSON Schema keywords of spec/rest.yaml that type annotations cannot carry
+CONSTRAINT_KEYWORDS = ("minLength", "maxLength", "minimum", "maximum", "minItems", "maxItems")
 ARROW_MEDIA_TYPES = ("application/vnd.apache.arrow.stream", "application/vnd.apache.arrow.file")
 
 
@@ -149,6 +155,7 @@ def generate(workdir: Path) -> Path:
     (out / "py.typed").write_text(PY_TYPED, encoding="utf-8")
     (out / OPERATIONS_FILE).write_text(operations_json(), encoding="utf-8")
     (out / FIELD_NAMES_FILE).write_text(field_names_json(), encoding="utf-8")
+    (out / CONSTRAINTS_FILE).write_text(constraints_json(), encoding="utf-8")
     # Paths of this run must not leak into the output, or it would not be reproducible.
     marker = str(workdir).encode()
     leaks = sorted(name for name, data in read_tree(out).items() if marker in data)
@@ -342,6 +349,55 @@ def field_names_json() -> str:
 
     spec = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
     return json.dumps(field_names(spec), indent=1) + "\n"
+
+
+def _rules(schema: dict[str, Any]) -> dict[str, Any]:
+    """A value's constraints: its own keywords, its items' (``items``) and its map
+    values' (``values``), as far down as the spec states them."""
+    rules: dict[str, Any] = {key: schema[key] for key in CONSTRAINT_KEYWORDS if key in schema}
+    if schema.get("uniqueItems") is True:
+        rules["uniqueItems"] = True
+    items = schema.get("items")
+    if isinstance(items, dict) and (found := _rules(items)):
+        rules["items"] = found
+    values = schema.get("additionalProperties")
+    if isinstance(values, dict) and not _properties(values) and (found := _rules(values)):
+        rules["values"] = found
+    return rules
+
+
+def constraints(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Model class -> {JSON field: its constraints}, for every field the spec constrains.
+
+    Inline objects with a ``title`` are classes of their own, named as the generator
+    names them (``use_path_prefixes_for_title_model_names``: parent + title).
+    """
+    from openapi_python_client.config import ConfigFile
+    from openapi_python_client.strings import ClassName
+
+    config = ConfigFile.load_from_path(CONFIG)
+    table: dict[str, dict[str, Any]] = {}
+
+    def walk(class_name: str, schema: dict[str, Any]) -> None:
+        for name, sub in _properties(schema).items():
+            if not isinstance(sub, dict):
+                continue
+            if found := _rules(sub):
+                table.setdefault(class_name, {})[name] = found
+            if "title" in sub and _properties(sub):
+                walk(str(ClassName(class_name + str(sub["title"]), prefix=config.field_prefix)), sub)
+
+    for schema_name, schema in spec["components"]["schemas"].items():
+        walk(str(ClassName(schema_name, prefix=config.field_prefix)), schema)
+    return {name: dict(sorted(fields.items())) for name, fields in sorted(table.items())}
+
+
+def constraints_json() -> str:
+    """The constraints as the package's ``constraints.json`` (stable text)."""
+    import yaml
+
+    spec = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
+    return json.dumps(constraints(spec), indent=1) + "\n"
 
 
 def operations_stub(table: list[dict[str, Any]]) -> str:

@@ -214,3 +214,20 @@ def test_every_model_writes_the_json_names_field_names_json_gives() -> None:
             assert json_data(instance)[json_name] in (probe, probe.to_dict())
             checked += 1
     assert checked == sum(len(fields) for fields in renamed.values())
+
+
+async def test_the_specs_constraints_hold_at_any_depth_and_change_nothing(tmp_path: Path) -> None:
+    """constraints.json carries what a type cannot (minLength, minimum, minItems...): a
+    request breaking one, however deep, is InvalidInput naming the field, before any I/O."""
+    async with lna.connect("dir", {"root": str(tmp_path)}) as ns:
+        match = {"column": "", "terms": "x"}
+        deep = {"full_text_query": {"structured_query": {"query": {"match": match}}}, "k": 1}
+        with pytest.raises(errors.InvalidInputError, match=r"match\.column must not be empty"):
+            await ns.explain_table_query_plan({"id": ["t"], "query": deep})
+        with pytest.raises(errors.InvalidInputError, match=r"query\.k must be >= 0"):
+            await ns.explain_table_query_plan({"id": ["t"], "query": {"k": -1}})
+        with pytest.raises(errors.InvalidInputError, match=r"column_names\[1\] must not be empty"):
+            await ns.query_table({"id": ["t"], "k": 1, "columns": {"column_names": ["a", ""]}})
+        with pytest.raises(errors.InvalidInputError, match=r"version must be >= 0"):
+            await ns.describe_table({"id": ["t"], "version": -1})
+    assert list(tmp_path.iterdir()) == []
