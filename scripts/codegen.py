@@ -385,7 +385,8 @@ def constraints(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
             if found := _rules(sub):
                 table.setdefault(class_name, {})[name] = found
             if "title" in sub and _properties(sub):
-                walk(str(ClassName(class_name + str(sub["title"]), prefix=config.field_prefix)), sub)
+                nested = ClassName(class_name + str(sub["title"]), prefix=config.field_prefix)
+                walk(str(nested), sub)
 
     for schema_name, schema in spec["components"]["schemas"].items():
         walk(str(ClassName(schema_name, prefix=config.field_prefix)), schema)
