@@ -100,17 +100,21 @@ class RequestLog:
             return
         raw = scope.get("raw_path") or scope["path"].encode()
         operation = _operation(scope["method"], raw.decode("latin-1").partition("?")[0])
-        status = [0]
+        recorded = [False]
 
         async def recording_send(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                status[0] = message["status"]
+            if message["type"] == "http.response.start" and not recorded[0]:
+                # recorded before the answer leaves: the client may act on it (and the test
+                # read the log) before this coroutine runs again
+                recorded[0] = True
+                self.calls.append((operation, message["status"]))
             await send(message)
 
         try:
             await self.app(scope, receive, recording_send)
         finally:
-            self.calls.append((operation, status[0]))
+            if not recorded[0]:
+                self.calls.append((operation, 0))
 
     def operations(self) -> list[str]:
         return [operation for operation, _ in self.calls]
