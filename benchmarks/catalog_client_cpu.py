@@ -39,7 +39,6 @@ import asyncio
 import datetime
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,6 +46,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from client_cpu import _median, _start
 
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent / "tests"
@@ -123,18 +124,6 @@ def serve(kind: str) -> None:
         print(f"FILLED {time.perf_counter() - started:.1f}", file=sys.stderr, flush=True)
         print(f"PORT {server.uri.rsplit(':', 1)[1].strip('/')}", flush=True)
         sys.stdin.read()
-
-
-def _start(command: list[str]) -> tuple[subprocess.Popen[str], int]:
-    server = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=HERE
-    )
-    assert server.stdout is not None
-    line = server.stdout.readline().strip()
-    if not line.startswith("PORT "):
-        server.kill()
-        raise RuntimeError(f"server did not start: {line!r}")
-    return server, int(line.split()[1])
 
 
 # -- the contenders (their own process) ----------------------------------------------------
@@ -252,10 +241,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text)
     print(text)
-
-
-def _median(rounds: list[dict[str, dict[str, float]]], key: str, measure: str) -> float:
-    return statistics.median(result[key][measure] for result in rounds)
 
 
 def render(

@@ -181,12 +181,16 @@ def _baseline_tree(commit: str) -> Path:
 
 
 def _serve(root: Path) -> tuple[subprocess.Popen[str], int]:
+    return _start(
+        [sys.executable, str(HERE / "_serve.py"), "--impl", "pylance", "--root", str(root)]
+    )
+
+
+def _start(command: list[str]) -> tuple[subprocess.Popen[str], int]:
+    """A server process that prints ``PORT <n>`` when it listens (and stops when its stdin
+    closes): the process and its port."""
     server = subprocess.Popen(
-        [sys.executable, str(HERE / "_serve.py"), "--impl", "pylance", "--root", str(root)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=HERE,
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=HERE
     )
     assert server.stdout is not None
     line = server.stdout.readline().strip()
