@@ -48,8 +48,8 @@ import re
 import ssl
 import time
 import urllib.parse
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import anyio
 import attrs
@@ -64,6 +64,7 @@ from ._config import (
     prop,
 )
 from ._http_body import ACCEPT_ENCODING, read_bounded
+from ._http_lean import LeanPool, request_head
 from ._http_wire import wire
 from ._timeout import Timeout, UseDefault, current_timeout
 
@@ -194,7 +195,83 @@ class CallState:
     deadline: float | None = None
     attempts: int = 0
     retried_ambiguously: bool = False
-    response: httpx.Response | None = None
+    #: the last answer (``httpx.Response`` or, on the direct path, :class:`Answer`)
+    response: Any = None
+
+
+class _Answered(Protocol):
+    """What the retry policy reads of an answer: its status and headers."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> Any: ...
+
+
+_R = TypeVar("_R", bound=_Answered)
+
+
+class Answer:
+    """A whole answer of the direct path (:meth:`HttpTransport.exchange`).
+
+    What callers read of an ``httpx.Response`` (``status_code``, ``headers``,
+    ``content``, ``json()``), without building one: the headers stay the wire's
+    raw list until something asks for them.
+    """
+
+    __slots__ = ("_headers", "content", "raw_headers", "reason_phrase", "status_code")
+
+    def __init__(
+        self,
+        status_code: int,
+        reason: bytes,
+        raw_headers: list[tuple[bytes, bytes]],
+        content: bytes,
+    ) -> None:
+        self.status_code = status_code
+        self.reason_phrase = reason.decode("latin-1")
+        self.raw_headers = raw_headers
+        self.content = content
+        self._headers: httpx.Headers | None = None
+
+    @property
+    def headers(self) -> httpx.Headers:
+        if self._headers is None:
+            self._headers = httpx.Headers(self.raw_headers)
+        return self._headers
+
+    def header_items(self) -> list[tuple[str, str]]:
+        """``headers.items()`` (lower-case names, repeated ones joined with ", ")."""
+        if self._headers is None and all(
+            name.isascii() and value.isascii() for name, value in self.raw_headers
+        ):
+            merged: dict[str, str] = {}
+            for name, value in self.raw_headers:
+                key = name.decode("ascii").lower()
+                text = value.decode("ascii")
+                merged[key] = f"{merged[key]}, {text}" if key in merged else text
+            return list(merged.items())
+        return list(self.headers.items())
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+    def __repr__(self) -> str:
+        return f"<Answer [{self.status_code}]>"
+
+
+def call_timeouts() -> dict[str, float | None] | None:
+    """The step timeouts a per-call ``timeout`` asks for (httpx's dict), or ``None``
+    when the call keeps the configured ones."""
+    timeout = current_timeout()
+    if isinstance(timeout, UseDefault):
+        return None
+    if timeout is None:
+        return httpx.Timeout(None).as_dict()
+    return httpx.Timeout(
+        connect=timeout.connect, read=timeout.read, write=timeout.write, pool=timeout.pool
+    ).as_dict()
 
 
 _CALL: contextvars.ContextVar[CallState | None] = contextvars.ContextVar(
@@ -202,7 +279,7 @@ _CALL: contextvars.ContextVar[CallState | None] = contextvars.ContextVar(
 )
 
 
-def _retry_after_seconds(headers: httpx.Headers, now: float | None = None) -> float | None:
+def _retry_after_seconds(headers: Any, now: float | None = None) -> float | None:
     """The server's requested wait: ``retry-after-ms``, or ``Retry-After`` seconds/date."""
     millis = headers.get("retry-after-ms")
     if millis is not None:
@@ -449,13 +526,29 @@ def _json_request(
     then the automatic ones, each time into a new ``Headers``.
     """
     method = method.upper()
+    body = b"" if payload is None else _JSON.encode(payload).encode("utf-8")
+    items, ascii_only = _request_headers(method, headers, None if payload is None else body, url)
+    request_headers = httpx.Headers.__new__(httpx.Headers)
+    request_headers._list = items
+    request_headers._encoding = "ascii" if ascii_only else None
+    request = httpx.Request.__new__(httpx.Request)
+    request.method = method
+    request.url = url
+    request.headers = request_headers
+    request.extensions = extensions
+    request.stream = httpx.ByteStream(body)
+    request._content = body
+    return request
+
+
+def _request_headers(
+    method: str, headers: _HeaderList, body: bytes | None, url: httpx.URL
+) -> tuple[list[tuple[bytes, bytes, bytes]], bool]:
+    """The header items of a request with a JSON ``body`` (``None``: no body), as
+    ``httpx.Request`` adds them: the body's length and type, then ``Host`` first."""
     names = headers.names
     items = headers.items
-    if payload is None:
-        body = b""
-    else:
-        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        body = text.encode("utf-8")
+    if body is not None:
         if b"content-length" not in names:
             items.append((b"Content-Length", b"content-length", str(len(body)).encode("ascii")))
         if b"content-type" not in names:
@@ -467,23 +560,32 @@ def _json_request(
         auto.append((b"Host", b"host", netloc))
         ascii_only = ascii_only and netloc.isascii()
     if (
-        payload is None
+        body is None
         and method in ("POST", "PUT", "PATCH")
         and b"content-length" not in names
         and b"transfer-encoding" not in names
     ):
         auto.append((b"Content-Length", b"content-length", b"0"))
-    request_headers = httpx.Headers.__new__(httpx.Headers)
-    request_headers._list = auto + items if auto else items
-    request_headers._encoding = "ascii" if ascii_only else None
-    request = httpx.Request.__new__(httpx.Request)
-    request.method = method
-    request.url = url
-    request.headers = request_headers
-    request.extensions = extensions
-    request.stream = httpx.ByteStream(body)
-    request._content = body
-    return request
+    return (auto + items if auto else items), ascii_only
+
+
+def _set_header(items: list[tuple[bytes, bytes, bytes]], name: str, value: str) -> None:
+    """``httpx.Headers.__setitem__`` on a header item list: the first of that name is
+    replaced in place, later ones dropped, else it is appended."""
+    raw = name.encode("utf-8")
+    lowered = raw.lower()
+    encoded = value.encode("utf-8")
+    found = [index for index, item in enumerate(items) if item[1] == lowered]
+    for index in reversed(found[1:]):
+        del items[index]
+    if found:
+        items[found[0]] = (raw, lowered, encoded)
+    else:
+        items.append((raw, lowered, encoded))
+
+
+def _has_header(items: list[tuple[bytes, bytes, bytes]], lowered: bytes) -> bool:
+    return any(item[1] == lowered for item in items)
 
 
 class _Cookies(httpx.Cookies):
@@ -511,7 +613,7 @@ class _RetryingTransport(httpx.AsyncBaseTransport):
         base = self._config.retry_backoff_ms / 1000
         return random.uniform(0, min(cap, base * (2**attempt)))
 
-    def _delay(self, attempt: int, response: httpx.Response | None) -> float:
+    def _delay(self, attempt: int, response: _Answered | None) -> float:
         if response is not None:
             wanted = _retry_after_seconds(response.headers)
             if wanted is not None:
@@ -521,48 +623,54 @@ class _RetryingTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         state = _CALL.get() or CallState(idempotent=request.method in ("GET", "HEAD"))
         limit = state.max_response_bytes or self._config.max_response_bytes
-        timeout = current_timeout()
-        if not isinstance(timeout, UseDefault):
-            request.extensions["timeout"] = (
-                httpx.Timeout(None).as_dict()
-                if timeout is None
-                else httpx.Timeout(
-                    connect=timeout.connect,
-                    read=timeout.read,
-                    write=timeout.write,
-                    pool=timeout.pool,
-                ).as_dict()
-            )
-        attempt = 0
+        timeouts = call_timeouts()
+        if timeouts is not None:
+            request.extensions["timeout"] = timeouts
         # a streamed body (an Arrow reader's batches, sent chunked) can be sent once only
         retries = 0 if "transfer-encoding" in request.headers else self._config.max_retries
+
+        async def attempt() -> httpx.Response:
+            response = await self._inner.handle_async_request(request)
+            await read_bounded(response, limit)  # a body cut off is a transport error too
+            return response
+
+        return await self.attempts(state, attempt, retries)
+
+    async def attempts(
+        self, state: CallState, attempt: Callable[[], Awaitable[_R]], retries: int
+    ) -> _R:
+        """``attempt()`` until an answer that is not retried: the one retry policy.
+
+        Both paths use it: httpx's (``attempt`` sends an ``httpx.Request`` down the
+        wire) and the direct one (:meth:`HttpTransport.exchange`, request bytes on
+        the lean wire). ``attempt`` reads the whole answer within the size limit.
+        """
+        attempt_number = 0
         while True:
             state.attempts += 1
-            response: httpx.Response | None = None
             try:
-                response = await self._inner.handle_async_request(request)
-                await read_bounded(response, limit)  # a body cut off is a transport error too
+                response = await attempt()
             except httpx.TransportError as exc:
                 reached_server = not isinstance(exc, _NOT_SENT)
-                if attempt >= retries or (reached_server and not state.idempotent):
+                if attempt_number >= retries or (reached_server and not state.idempotent):
                     raise
-                delay = self._delay(attempt, None)
+                delay = self._delay(attempt_number, None)
                 if self._past_deadline(state, delay):
                     raise  # the wait would outlast the call: end with what happened
                 if reached_server:
                     state.retried_ambiguously = True
             else:
-                if response.status_code not in RETRY_STATUSES or attempt >= retries:
+                if response.status_code not in RETRY_STATUSES or attempt_number >= retries:
                     state.response = response
                     return response
-                delay = self._delay(attempt, response)
+                delay = self._delay(attempt_number, response)
                 if self._past_deadline(state, delay):
                     state.response = response
                     return response
                 if response.status_code in AMBIGUOUS_STATUSES and not state.idempotent:
                     state.retried_ambiguously = True
             await anyio.sleep(delay)
-            attempt += 1
+            attempt_number += 1
 
     @staticmethod
     def _past_deadline(state: CallState, delay: float) -> bool:
@@ -659,6 +767,30 @@ class _Auth(httpx.Auth):
         )
         self.client: httpx.AsyncClient | None = None
 
+    @property
+    def sends_authorization(self) -> bool:
+        """Whether :meth:`credentials` gives an ``Authorization`` value."""
+        return self._oauth is not None or bool(self._config.auth_token) or self._basic is not None
+
+    async def credentials(self) -> tuple[str | None, str | None]:
+        """The ``Authorization`` value to send, and the OAuth2 token in it (if any)."""
+        if self._oauth is not None:
+            assert self.client is not None
+            token = await self._oauth.token(self.client)
+            return f"Bearer {token}", token
+        if self._config.auth_token:
+            return f"Bearer {self._config.auth_token}", self._config.auth_token
+        return self._basic, None
+
+    async def refreshed(self, status: int, token: str | None) -> str | None:
+        """After an answer: the ``Authorization`` value to send once more (a 401 with
+        OAuth2 refreshes the token ``token`` was), else ``None``."""
+        if status != 401 or self._oauth is None:
+            return None
+        assert self.client is not None
+        fresh = await self._oauth.refresh(self.client, stale=token)
+        return f"Bearer {fresh}"
+
     async def async_auth_flow(
         self, request: httpx.Request
     ) -> Any:  # AsyncGenerator[httpx.Request, httpx.Response]
@@ -671,21 +803,13 @@ class _Auth(httpx.Auth):
         if "authorization" in request.headers:
             yield request  # an explicit per-call header wins
             return
-        token: str | None = None
-        if self._oauth is not None:
-            assert self.client is not None
-            token = await self._oauth.token(self.client)
-        elif self._config.auth_token:
-            token = self._config.auth_token
-        if token is not None:
-            request.headers["Authorization"] = f"Bearer {token}"
-        elif self._basic is not None:
-            request.headers["Authorization"] = self._basic
+        authorization, token = await self.credentials()
+        if authorization is not None:
+            request.headers["Authorization"] = authorization
         response = yield request
-        if response.status_code == 401 and self._oauth is not None:
-            assert self.client is not None
-            token = await self._oauth.refresh(self.client, stale=token)
-            request.headers["Authorization"] = f"Bearer {token}"
+        again = await self.refreshed(response.status_code, token)
+        if again is not None:
+            request.headers["Authorization"] = again
             yield request
 
 
@@ -812,8 +936,60 @@ class _CallScope:
         ) from None
 
 
+#: placeholders of a cached header block: the body's length and the credentials
+_LENGTH_SLOT = b"\x00length\x00"
+_AUTH_SLOT = b"\x00authorization\x00"
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+@attrs.frozen
+class _HeaderBlock:
+    """A request head's header lines around the body's length and the credentials."""
+
+    before_length: bytes
+    before_auth: bytes
+    after_auth: bytes
+    auth: bool
+
+    def head(self, request_line: bytes, length: bytes, authorization: bytes) -> bytes:
+        return b"".join(
+            (
+                request_line,
+                self.before_length,
+                length,
+                self.before_auth,
+                authorization,
+                self.after_auth,
+            )
+        )
+
+
+@attrs.frozen
+class _DirectRoute:
+    """What :meth:`HttpTransport.exchange` needs of the client :meth:`HttpTransport.client`
+    made, found once."""
+
+    client: _Client
+    retrying: _RetryingTransport
+    pool: LeanPool
+    auth: _Auth
+    key: tuple[str, str, int]
+    url: httpx.URL
+    origin: str
+    base_path: str
+    timeouts: dict[str, float | None]
+    #: header blocks by request shape (method, body or not, call headers), made with
+    #: these client headers
+    blocks: dict[Any, _HeaderBlock] = attrs.field(factory=dict)
+    client_headers: list[Any] = attrs.field(factory=list)
+
+
 class HttpTransport:
     """The pooled client of one namespace instance, with the shared policy."""
+
+    #: whether :meth:`exchange` may take calls (tests turn it off to hold the httpx
+    #: path on the same wire to the same rules)
+    direct: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -839,6 +1015,7 @@ class HttpTransport:
                 )
             self.oauth = OAuth2ClientCredentials(token_url, client_id, client_secret, config.scope)
         self._client: httpx.AsyncClient | None = None
+        self._direct: _DirectRoute | None = None
         self._closed = False
 
     def __repr__(self) -> str:
@@ -934,8 +1111,169 @@ class HttpTransport:
                 raise transport_error(exc, what) from exc
         return response, state
 
+    def _direct_route(self, client: httpx.AsyncClient) -> _DirectRoute | None:
+        """How :meth:`exchange` reaches the server, or ``None`` when it cannot: another
+        wire, proxies from the environment, cookies to send, or a client changed from
+        what :meth:`client` made."""
+        if not self.direct:
+            return None
+        route = self._direct
+        if route is None or route.client is not client:
+            retrying = getattr(client, "_transport", None)
+            inner = getattr(retrying, "_inner", None)
+            auth = getattr(client, "_auth", None)
+            if not (
+                isinstance(client, _Client)
+                and isinstance(retrying, _RetryingTransport)
+                and isinstance(inner, LeanPool)
+                and isinstance(auth, _Auth)
+            ):
+                return None
+            url = client.base_url
+            scheme = url.scheme
+            route = self._direct = _DirectRoute(
+                client=client,
+                retrying=retrying,
+                pool=inner,
+                auth=auth,
+                key=(scheme, url.host, url.port or (443 if scheme == "https" else 80)),
+                url=url,
+                origin=f"{scheme}://{url.netloc.decode('ascii')}",
+                base_path=client._base_path,
+                timeouts=client.timeout.as_dict(),
+            )
+        if (
+            client.is_closed
+            or client._mounts
+            or client.cookies
+            or client.params
+            or client.follow_redirects
+            or client._event_hooks["request"]
+            or client._event_hooks["response"]
+        ):
+            return None
+        return route
+
+    def _header_block(
+        self,
+        route: _DirectRoute,
+        method: str,
+        body: bytes | None,
+        headers: Mapping[str, str] | None,
+        state: CallState,
+    ) -> _HeaderBlock:
+        """The headers of a request of this shape, as the httpx path would send them
+        (client and catalog headers, the call's, the body's, API key, then
+        ``Authorization``), with the body's length and the credentials left open."""
+        items, _ = _request_headers(method, route.client._merged_headers(headers), body, route.url)
+        for name, value in state.headers.items():
+            _set_header(items, name, value)
+        if self.config.api_key and not _has_header(items, b"x-api-key"):
+            _set_header(items, "x-api-key", self.config.api_key)
+        auth = not _has_header(items, b"authorization")  # else a per-call header wins
+        if auth and route.auth.sends_authorization:
+            items.append((b"Authorization", b"authorization", _AUTH_SLOT))
+        else:
+            auth = False
+        pairs = [
+            (name, _LENGTH_SLOT if body is not None and lowered == b"content-length" else value)
+            for name, lowered, value in items
+        ]
+        text = request_head(b"-", b"-", pairs, route.url.netloc).split(b"\r\n", 1)[1]
+        before_length, _, rest = (
+            text.partition(_LENGTH_SLOT) if body is not None else (b"", b"", text)
+        )
+        before_auth, _, after_auth = rest.partition(_AUTH_SLOT) if auth else (rest, b"", b"")
+        return _HeaderBlock(before_length, before_auth, after_auth, auth)
+
+    async def exchange(
+        self,
+        state: CallState,
+        method: str,
+        path: str,
+        params: Mapping[str, Any] | None,
+        payload: Any,
+        headers: Mapping[str, str] | None = None,
+    ) -> Answer | None:
+        """One call's request and whole answer on the lean wire, from bytes to bytes.
+
+        The httpx path (``client().request``) builds an ``httpx.Request``, runs the
+        auth flow, the retrying transport and the bounded read, and wraps the answer
+        in an ``httpx.Response``; this sends the same request bytes
+        (tests/test_http_direct.py compares them) through the same pieces: the
+        headers :class:`_Client` merges, :class:`_Auth`'s credentials and 401
+        refresh, :meth:`_RetryingTransport.attempts` and
+        :func:`._http_body.read_limited`. ``None`` when this client cannot take it
+        (see :meth:`_direct_route`): the caller then takes the httpx path. Call it
+        inside :meth:`call`, whose ``state`` it is given.
+        """
+        client = self.client()
+        route = self._direct_route(client)
+        if route is None:
+            return None
+        query = str(httpx.QueryParams(params)) if params else ""
+        target = route.base_path + path
+        if not (_PLAIN.match(target) and "/." not in target and _PLAIN.match(query)):
+            return None  # httpx would normalise it: let it
+        if query:
+            target = f"{target}?{query}"
+        method = method.upper()
+        body = None if payload is None else _JSON.encode(payload).encode("utf-8")
+        key = (method, body is None, tuple(headers.items()) if headers else ())
+        if route.client_headers != route.client._headers._list:  # changed by hand: start over
+            route.blocks.clear()
+            route.client_headers[:] = route.client._headers._list
+        block = route.blocks.get(key) if not state.headers else None
+        if block is None:
+            block = self._header_block(route, method, body, headers, state)
+            if not state.headers and len(route.blocks) < 64:
+                route.blocks[key] = block
+        token: str | None = None
+        authorization = b""
+        if block.auth:
+            value, token = await route.auth.credentials()
+            authorization = (value or "").encode("utf-8")
+        request_line = b"%s %s HTTP/1.1\r\n" % (method.encode("ascii"), target.encode("ascii"))
+        length = b"%d" % len(body) if body is not None else b""
+        head = block.head(request_line, length, authorization)
+        timeouts = call_timeouts() or route.timeouts
+        limit = state.max_response_bytes or self.config.max_response_bytes
+
+        async def attempt() -> Answer:
+            status, reason, headers, content = await route.pool.exchange(
+                route.key, head, body, timeouts, limit
+            )
+            return Answer(status, reason, headers, content)
+
+        retries = self.config.max_retries
+        answer = await route.retrying.attempts(state, attempt, retries)
+        if block.auth:
+            again = await route.auth.refreshed(answer.status_code, token)
+            if again is not None:
+                head = block.head(request_line, length, again.encode("utf-8"))
+                answer = await route.retrying.attempts(state, attempt, retries)
+        url = route.origin + target
+        if any(name.lower() == b"set-cookie" for name, _ in answer.raw_headers):
+            client.cookies.extract_cookies(
+                httpx.Response(
+                    answer.status_code,
+                    headers=answer.raw_headers,
+                    request=httpx.Request(method, url),
+                )
+            )
+        if _httpx_logger.isEnabledFor(logging.INFO):
+            _httpx_logger.info(
+                'HTTP Request: %s %s "HTTP/1.1 %d %s"',
+                method,
+                url,
+                answer.status_code,
+                answer.reason_phrase,
+            )
+        return answer
+
     async def aclose(self) -> None:
         self._closed = True
+        self._direct = None
         client, self._client = self._client, None
         if client is not None:
             await client.aclose()

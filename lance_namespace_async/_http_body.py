@@ -30,7 +30,7 @@ import httpx
 
 from . import errors
 
-__all__ = ["ACCEPT_ENCODING", "read_bounded"]
+__all__ = ["ACCEPT_ENCODING", "read_bounded", "read_limited", "too_large"]
 
 #: the encodings asked of servers: those whose inflation can be bounded per step
 ACCEPT_ENCODING = "gzip, deflate"
@@ -78,16 +78,11 @@ class _Inflater:
             raise httpx.DecodingError(f"invalid compressed body: {exc}") from None
 
 
-def _inflater(headers: httpx.Headers) -> _Inflater | None:
-    if "content-encoding" not in headers:
+def _inflater(codings: list[str]) -> _Inflater | None:
+    """The bounded inflater of an answer's ``Content-Encoding`` values (comma-split)."""
+    codings = [coding for coding in codings if coding and coding != "identity"]
+    if not codings:
         return None  # most answers: not compressed
-    codings = [
-        coding
-        for coding in (
-            value.strip().lower() for value in headers.get_list("content-encoding", True)
-        )
-        if coding and coding != "identity"
-    ]
     refused = [coding for coding in codings if coding in _REFUSED]
     if refused:
         raise errors.InternalError(
@@ -98,6 +93,45 @@ def _inflater(headers: httpx.Headers) -> _Inflater | None:
     if len(inflated) > 1:
         raise errors.InternalError("the server compressed its answer more than once")
     return _Inflater(inflated[0]) if inflated else None  # unknown codings: as httpx, raw
+
+
+def _codings(headers: httpx.Headers) -> list[str]:
+    if "content-encoding" not in headers:
+        return []
+    return [value.strip().lower() for value in headers.get_list("content-encoding", True)]
+
+
+async def read_limited(
+    chunks: AsyncIterator[bytes], length: str | None, codings: list[str], limit: int
+) -> bytes:
+    """The decoded body ``chunks`` make, or ``too_large`` once it passes ``limit`` bytes.
+
+    The one bounded read of both paths: :func:`read_bounded` (an httpx response of
+    any wire) and the lean wire's direct exchange. The caller closes the
+    connection when this raises.
+    """
+    if length is not None and length.strip().isdigit() and int(length) > limit:
+        raise too_large(limit)
+    inflater = _inflater(codings)
+    parts: list[bytes] = []
+    raw = size = 0
+    async for chunk in chunks:
+        raw += len(chunk)
+        if raw > limit:
+            raise too_large(limit)
+        data = chunk if inflater is None else inflater.decode(chunk, limit - size)
+        size += len(data)
+        if size > limit:
+            raise too_large(limit)
+        parts.append(data)
+    if inflater is not None:
+        tail = inflater.flush(limit - size)
+        if size + len(tail) > limit:
+            raise too_large(limit)
+        parts.append(tail)
+    if not parts:
+        return b""
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 async def _close(response: httpx.Response) -> None:
@@ -138,33 +172,15 @@ async def read_bounded(response: httpx.Response, limit: int) -> None:
     Afterwards ``response.content`` is the decoded body and httpx reads nothing
     more. Failures while reading are httpx errors, as they would be from httpx.
     """
-    length = response.headers.get("content-length")
     try:
-        if length is not None and length.strip().isdigit() and int(length) > limit:
-            raise too_large(limit)
-        inflater = _inflater(response.headers)
-    except errors.InternalError:
-        await _close(response)
-        raise
-    chunks: list[bytes] = []
-    raw = size = 0
-    try:
-        async for chunk in _raw_chunks(response):
-            raw += len(chunk)
-            if raw > limit:
-                raise too_large(limit)
-            data = chunk if inflater is None else inflater.decode(chunk, limit - size)
-            size += len(data)
-            if size > limit:
-                raise too_large(limit)
-            chunks.append(data)
-        if inflater is not None:
-            tail = inflater.flush(limit - size)
-            if size + len(tail) > limit:
-                raise too_large(limit)
-            chunks.append(tail)
+        body = await read_limited(
+            _raw_chunks(response),
+            response.headers.get("content-length"),
+            _codings(response.headers),
+            limit,
+        )
     except BaseException:
         await _close(response)
         raise
     # httpx's own read returns this attribute when set: the body is not read twice
-    response._content = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    response._content = body

@@ -35,16 +35,18 @@ import collections
 import contextlib
 import ssl
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 import httptools
 import httpx
 
+from ._http_body import read_limited, too_large
+
 if TYPE_CHECKING:
     from ._http import HttpConfig
 
-__all__ = ["MAX_HEAD_BYTES", "LeanPool"]
+__all__ = ["MAX_HEAD_BYTES", "LeanPool", "request_head"]
 
 #: the largest status line plus headers accepted (aiohttp's line limits are 64 KiB)
 MAX_HEAD_BYTES = 64 * 1024
@@ -68,6 +70,8 @@ class _Connection(asyncio.Protocol):
         self._can_write = True
         self._write_waiter: asyncio.Future[None] | None = None
         self.busy = False  # a request is out and its answer not yet read
+        self._timer: asyncio.TimerHandle | None = None  # the read timeout's (see _wait)
+        self._due: float | None = None
 
     def _reset(self) -> None:
         self.status = 0
@@ -82,6 +86,8 @@ class _Connection(asyncio.Protocol):
         self._reading_paused = False
         self.has_length = False
         self.keep_alive = False
+        self.length: str | None = None  # the answer's Content-Length, as sent
+        self.codings: list[str] = []  # its Content-Encoding values
 
     # -- asyncio.Protocol ----------------------------------------------------------------
 
@@ -107,6 +113,7 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        self._stop_timer()
         if self.complete:
             self._wake()
             return
@@ -158,10 +165,15 @@ class _Connection(asyncio.Protocol):
         self.keep_alive = self._parser.should_keep_alive()  # only valid while parsing
         for name, value in self.headers:
             lowered = name.lower()
-            if lowered == b"content-length" or (
-                lowered == b"transfer-encoding" and b"chunked" in value.lower()
-            ):
+            if lowered == b"content-length":
                 self.has_length = True
+                self.length = value.decode("latin-1")
+            elif lowered == b"transfer-encoding" and b"chunked" in value.lower():
+                self.has_length = True
+            elif lowered == b"content-encoding":
+                self.codings.extend(
+                    part.strip().lower() for part in value.decode("latin-1").split(",")
+                )
         self._wake()
 
     def on_body(self, body: bytes) -> None:
@@ -193,6 +205,7 @@ class _Connection(asyncio.Protocol):
 
     def close(self) -> None:
         self.closed = True
+        self._stop_timer()
         if self.transport is not None:
             if self.transport.get_extra_info("sslcontext") is not None:
                 # no TLS close_notify exchange: the answer's framing already told where it
@@ -202,19 +215,42 @@ class _Connection(asyncio.Protocol):
                 self.transport.close()
 
     async def _wait(self, timeout: float | None) -> None:
-        """Until the parser has more for us (head, body bytes, the end, an error).
+        """Until the parser has more for us (head, body bytes, the end, an error), or
+        ``ReadTimeout`` after ``timeout`` seconds without.
 
-        One timer handle per wait (``asyncio.timeout`` costs several times more,
-        and a read waits once or twice per call).
+        The connection keeps one timer and moves its due time instead of making and
+        cancelling a timer per wait (a read waits once or twice per call): the timer
+        fires at the earliest due time it was set for, and sets itself again if the
+        current wait is due later (:meth:`_check_read_timeout`).
         """
         waiter = self._waiter = self._loop.create_future()
-        timer = None if timeout is None else self._loop.call_later(timeout, _time_out, waiter)
+        if timeout is not None:
+            due = self._due = self._loop.time() + timeout
+            timer = self._timer
+            if timer is None or timer.when() > due:
+                if timer is not None:
+                    timer.cancel()
+                self._timer = self._loop.call_at(due, self._check_read_timeout)
         try:
             await waiter
         finally:
             self._waiter = None
-            if timer is not None:
-                timer.cancel()
+            self._due = None
+
+    def _check_read_timeout(self) -> None:
+        self._timer = None
+        due, waiter = self._due, self._waiter
+        if due is None or waiter is None or waiter.done():
+            return  # nothing waits (an idle connection): no timer until the next wait
+        if self._loop.time() >= due:
+            waiter.set_exception(httpx.ReadTimeout("timed out waiting for the server"))
+        else:
+            self._timer = self._loop.call_at(due, self._check_read_timeout)
+
+    def _stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     def _raise_error(self) -> None:
         if self._error is not None:
@@ -276,13 +312,25 @@ class _Connection(asyncio.Protocol):
                 raise httpx.RemoteProtocolError("the connection closed during the answer")
             await self._wait(read_timeout)
 
+    def whole_body(self, limit: int) -> bytes:
+        """The body of an answer already complete and not compressed, within ``limit``
+        (what :func:`._http_body.read_limited` makes of it, without iterating)."""
+        length = self.length
+        if length is not None and length.strip().isdigit() and int(length) > limit:
+            raise too_large(limit)
+        chunks = self._body
+        content = b"".join(chunks) if len(chunks) != 1 else chunks[0]
+        chunks.clear()
+        self._buffered = 0
+        if self._reading_paused and self.transport is not None and not self.closed:
+            self._reading_paused = False
+            self.transport.resume_reading()
+        if len(content) > limit:
+            raise too_large(limit)
+        return content
+
     def reusable(self) -> bool:
         return self.complete and self.keep_alive and not self.closed
-
-
-def _time_out(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_exception(httpx.ReadTimeout("timed out waiting for the server"))
 
 
 class _Body(httpx.AsyncByteStream):
@@ -313,6 +361,29 @@ class _Body(httpx.AsyncByteStream):
 
 
 _Key = tuple[str, str, int]
+
+
+def request_head(
+    method: bytes,
+    target: bytes,
+    headers: Iterable[tuple[bytes, bytes]],
+    netloc: bytes,
+    chunked: bool = False,
+) -> bytes:
+    """A request's status line and headers as written; ``Host`` first if not among them,
+    no ``Content-Length`` beside a chunked body."""
+    lines = [b"%s %s HTTP/1.1\r\n" % (method, target)]
+    has_host = False
+    for name, value in headers:
+        lowered = name.lower()
+        if chunked and lowered == b"content-length":
+            continue
+        has_host = has_host or lowered == b"host"
+        lines.append(b"%s: %s\r\n" % (name, value))
+    if not has_host:
+        lines.insert(1, b"Host: %s\r\n" % netloc)
+    lines.append(b"\r\n")
+    return b"".join(lines)
 
 
 class LeanPool(httpx.AsyncBaseTransport):
@@ -447,17 +518,9 @@ class LeanPool(httpx.AsyncBaseTransport):
 
     def _head(self, request: httpx.Request, chunked: bool) -> bytes:
         url = request.url
-        lines = [b"%s %s HTTP/1.1\r\n" % (request.method.encode("ascii"), url.raw_path)]
-        has_host = False
-        for name, value in request.headers.raw:
-            if chunked and name.lower() == b"content-length":
-                continue
-            has_host = has_host or name.lower() == b"host"
-            lines.append(b"%s: %s\r\n" % (name, value))
-        if not has_host:
-            lines.insert(1, b"Host: %s\r\n" % url.netloc)
-        lines.append(b"\r\n")
-        return b"".join(lines)
+        return request_head(
+            request.method.encode("ascii"), url.raw_path, request.headers.raw, url.netloc, chunked
+        )
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
@@ -486,6 +549,51 @@ class LeanPool(httpx.AsyncBaseTransport):
             request=request,
             extensions={"http_version": b"HTTP/1.1", "reason_phrase": connection.reason},
         )
+
+    async def exchange(
+        self, key: _Key, head: bytes, body: bytes | None, timeouts: Any, limit: int
+    ) -> tuple[int, bytes, list[tuple[bytes, bytes]], bytes]:
+        """One request written as ``head`` + ``body`` and its whole answer, read within
+        ``limit`` bytes: status, reason, raw headers, decoded body.
+
+        What :meth:`handle_async_request` and :func:`._http_body.read_bounded` do
+        together, for callers that build the request's bytes themselves (the
+        transport's direct path): the same connection handling, errors and bounded
+        read, without the ``httpx.Request``/``Response`` objects around them.
+        """
+        connection = await self._acquire(key, timeouts)
+        try:
+            await connection.send(head, body, None, timeouts)
+        except BaseException:
+            connection.close()
+            self.release(key, None)
+            raise
+        if head.startswith(b"HEAD "):  # no body follows, whatever the head says
+            connection.complete = True
+            connection.close()
+        status, reason, headers = connection.status, connection.reason, connection.headers
+        try:
+            if connection.complete and not connection.codings and connection._error is None:
+                content = connection.whole_body(limit)  # most answers: one packet, read
+            else:
+                content = await read_limited(
+                    connection.body(timeouts.get("read")),
+                    connection.length,
+                    connection.codings,
+                    limit,
+                )
+        except BaseException:
+            connection.close()
+            self.release(key, None)
+            raise
+        connection.idle_since = time.monotonic()
+        if connection.reusable():
+            connection.busy = False
+            self.release(key, connection)
+        else:
+            connection.close()
+            self.release(key, None)
+        return status, reason, headers, content
 
     async def aclose(self) -> None:
         """Close every connection, idle or still serving an answer nobody finished reading."""

@@ -30,14 +30,30 @@ import pytest
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
+from lance_namespace_async._http import HttpTransport
 from lance_namespace_async._timeout import Timeout
 
-WIRES = ["lean", "aiohttp", "httpx"]
+#: "lean-httpx-path" is the lean wire with the transport's direct path turned off: the
+#: rest backend's calls then go through httpx's request/response objects on it
+WIRES = ["lean", "lean-httpx-path", "aiohttp", "httpx"]
 FAST = {"retry_backoff_ms": "1", "retry_max_backoff_ms": "5", "read_timeout": "300"}
 TRICKLE_GAP = 0.2  # seconds between two bytes of a trickling server
 HUGE = 50 * 1024 * 1024  # what an oversized server offers to send
 LIMIT = 1024 * 1024  # the max_response_bytes of the oversized cases
 CHUNK = b"x" * 65536
+
+
+def http_client(wire: str) -> str:
+    """The ``http_client`` value of a :data:`WIRES` entry."""
+    return "lean" if wire == "lean-httpx-path" else wire
+
+
+@pytest.fixture(autouse=True)
+def _request_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The "lean-httpx-path" entry: the direct path off for the test."""
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is not None and callspec.params.get("wire") == "lean-httpx-path":
+        monkeypatch.setattr(HttpTransport, "direct", False)
 
 
 @functools.cache
@@ -204,6 +220,18 @@ class ScriptedServer:
         self.sent += len(body)
 
 
+def _answer(
+    status: int, body: bytes, content_type: bytes = b"application/json", extra: bytes = b""
+) -> bytes:
+    return b"HTTP/1.1 %d X\r\nContent-Type: %s\r\n%sContent-Length: %d\r\n\r\n%s" % (
+        status,
+        content_type,
+        extra,
+        len(body),
+        body,
+    )
+
+
 _BUSY = b'{"error": "busy", "code": 17}'
 STRAY = b'HTTP/1.1 200 OK\r\nContent-Length: 29\r\n\r\n{"tables": ["stray"], "x": 1}'
 CANNED = {
@@ -213,6 +241,13 @@ CANNED = {
     # never followed: a catalog's answer, not a hop to another origin
     "redirect": b"HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:9/v1/x\r\n"
     b"Content-Length: 0\r\n\r\n",
+    "unauthorized": _answer(401, b'{"error": "token expired"}'),
+    "bad-gateway": _answer(502, b"<html>bad gateway</html>", b"text/html"),
+    "conflict": _answer(409, b'{"error": "exists"}'),
+    "code-decides": _answer(404, b'{"error": "bad name", "code": 13}'),
+    "malformed": _answer(200, b"<html>not json</html>", b"text/html"),
+    "with-headers": _answer(200, b'{"tables": ["t"]}', extra=b"X-Request-Id: r-1\r\n"),
+    "set-cookie": _answer(200, b'{"tables": ["t"]}', extra=b"Set-Cookie: session=s1; Path=/\r\n"),
     # a head no wire reads whole (aiohttp's and the lean wire's limit is 64 KiB)
     "huge-head": b"HTTP/1.1 200 OK\r\nX-Big: "
     + b"h" * 200_000
@@ -262,7 +297,9 @@ async def test_a_read_answered_after_a_dropped_connection_is_retried(
     scripted: ScriptedServer, wire: str
 ) -> None:
     scripted.script = ["close"]
-    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire, **FAST}) as ns:
+    async with lna.connect(
+        "rest", {"uri": scripted.url, "http_client": http_client(wire), **FAST}
+    ) as ns:
         response = await ns.list_tables({"id": ["a"]})
     assert response.tables == ["t"]
     assert len(scripted.requests) == 2
@@ -273,7 +310,9 @@ async def test_a_create_whose_connection_dropped_is_not_retried(
     scripted: ScriptedServer, wire: str
 ) -> None:
     scripted.script = ["close"]
-    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire, **FAST}) as ns:
+    async with lna.connect(
+        "rest", {"uri": scripted.url, "http_client": http_client(wire), **FAST}
+    ) as ns:
         with pytest.raises(errors.ServiceUnavailableError):
             await ns.create_namespace({"id": ["a"]})
     assert len(scripted.requests) == 1  # it may have been applied: never sent twice
@@ -284,7 +323,9 @@ async def test_read_timeouts_are_retried_for_reads_only(
     scripted: ScriptedServer, wire: str
 ) -> None:
     scripted.script = ["stall"]
-    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire, **FAST}) as ns:
+    async with lna.connect(
+        "rest", {"uri": scripted.url, "http_client": http_client(wire), **FAST}
+    ) as ns:
         assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
         assert len(scripted.requests) == 2
         scripted.script = ["stall"]
@@ -299,7 +340,9 @@ async def test_a_body_cut_off_is_retried_for_reads_only(
 ) -> None:
     """The body is read inside the retry policy on both wires: a read retries, a create not."""
     scripted.script = ["cut-body"]
-    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire, **FAST}) as ns:
+    async with lna.connect(
+        "rest", {"uri": scripted.url, "http_client": http_client(wire), **FAST}
+    ) as ns:
         assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
         assert len(scripted.requests) == 2
         scripted.script = ["cut-body"]
@@ -310,7 +353,12 @@ async def test_a_body_cut_off_is_retried_for_reads_only(
 
 @pytest.mark.parametrize("wire", WIRES)
 async def test_a_refused_connection_is_retried_then_service_unavailable(wire: str) -> None:
-    properties = {"uri": "http://127.0.0.1:9", "http_client": wire, "max_retries": "1", **FAST}
+    properties = {
+        "uri": "http://127.0.0.1:9",
+        "http_client": http_client(wire),
+        "max_retries": "1",
+        **FAST,
+    }
     async with lna.connect("rest", properties) as ns:
         with pytest.raises(errors.ServiceUnavailableError):
             await ns.create_namespace({"id": ["a"]})  # never sent, so even a create retries
@@ -381,7 +429,7 @@ async def test_a_trickling_server_is_cut_off_by_the_call_deadline(
 ) -> None:
     """A byte every 0.2 s never trips the 30 s read timeout; call_timeout ends the call."""
     scripted.script = [action] * 10
-    properties = {"uri": scripted.url, "http_client": wire, "call_timeout": "1000"}
+    properties = {"uri": scripted.url, "http_client": http_client(wire), "call_timeout": "1000"}
     async with lna.connect("rest", properties) as ns:
         started = time.monotonic()
         with pytest.raises(errors.ServiceUnavailableError, match=r"timed out.*deadline of 1 s"):
@@ -396,7 +444,7 @@ async def test_the_per_call_timeout_is_the_whole_calls_deadline(
     scripted: ScriptedServer, wire: str
 ) -> None:
     scripted.script = ["trickle-body"] * 10
-    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire}) as ns:
+    async with lna.connect("rest", {"uri": scripted.url, "http_client": http_client(wire)}) as ns:
         for timeout in (1.0, Timeout(read=30, total=1)):
             started = time.monotonic()
             with pytest.raises(errors.ServiceUnavailableError, match="timed out"):
@@ -408,7 +456,7 @@ async def test_the_per_call_timeout_is_the_whole_calls_deadline(
 async def test_retries_do_not_restart_the_deadline(scripted: ScriptedServer, wire: str) -> None:
     """Ten retries of 0.3 s read timeouts would take 3.3 s; the 1 s deadline ends them."""
     scripted.script = ["stall"] * 20
-    properties = {"uri": scripted.url, "http_client": wire, **FAST}
+    properties = {"uri": scripted.url, "http_client": http_client(wire), **FAST}
     properties.update(max_retries="10", call_timeout="1000")
     async with lna.connect("rest", properties) as ns:
         started = time.monotonic()
@@ -460,7 +508,11 @@ async def test_an_oversized_answer_stops_the_read_with_memory_bounded(
     """50 MB offered (or 64 MiB once inflated) against a 1 MiB limit: refused, not read."""
     gzip_bomb()  # built before measuring
     scripted.script = ["ok"] + [action] * 10
-    properties = {"uri": scripted.url, "http_client": wire, "max_response_bytes": str(LIMIT)}
+    properties = {
+        "uri": scripted.url,
+        "http_client": http_client(wire),
+        "max_response_bytes": str(LIMIT),
+    }
     async with lna.connect("rest", properties) as ns:
         await ns.list_tables({"id": ["warm-up"]})  # imports and pools: not this answer's cost
         tracemalloc.start()
@@ -482,7 +534,7 @@ async def test_a_compressed_answer_within_the_limit_is_read(
     scripted: ScriptedServer, wire: str
 ) -> None:
     scripted.script = ["gzip"]
-    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire}) as ns:
+    async with lna.connect("rest", {"uri": scripted.url, "http_client": http_client(wire)}) as ns:
         assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
     assert b"accept-encoding: gzip, deflate\r\n" in scripted.heads[0].lower()
 
@@ -492,7 +544,7 @@ async def test_an_answer_compressed_in_a_scheme_not_asked_for_is_refused(
     scripted: ScriptedServer, wire: str
 ) -> None:
     scripted.script = ["zstd"]
-    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire}) as ns:
+    async with lna.connect("rest", {"uri": scripted.url, "http_client": http_client(wire)}) as ns:
         with pytest.raises(errors.InternalError, match="'zstd', which was not asked for"):
             await ns.list_tables({"id": ["a"]})
 
@@ -506,7 +558,7 @@ async def test_a_url_password_is_basic_auth_on_both_wires_and_never_shown(
 ) -> None:
     caplog.set_level("DEBUG")
     uri = scripted.url.replace("http://", "http://reader:s3cr%40t-pw@")
-    async with lna.connect("rest", {"uri": uri, "http_client": wire}) as ns:
+    async with lna.connect("rest", {"uri": uri, "http_client": http_client(wire)}) as ns:
         assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
         shown = [repr(ns), ns.namespace_id(), repr(ns.config), str(ns.config.redacted_properties())]
     head = scripted.heads[0].decode()
@@ -520,7 +572,11 @@ async def test_a_url_password_is_basic_auth_on_both_wires_and_never_shown(
 
 @pytest.mark.parametrize("wire", WIRES)
 async def test_a_url_password_never_shows_in_connection_errors(wire: str) -> None:
-    properties = {"uri": "http://reader:s3cr3t-pw@127.0.0.1:9", "http_client": wire, **FAST}
+    properties = {
+        "uri": "http://reader:s3cr3t-pw@127.0.0.1:9",
+        "http_client": http_client(wire),
+        **FAST,
+    }
     async with lna.connect("rest", {**properties, "max_retries": "0"}) as ns:
         with pytest.raises(errors.ServiceUnavailableError) as caught:
             await ns.list_tables({"id": ["a"]})
@@ -533,7 +589,7 @@ async def test_header_extras_go_to_the_catalog_only_not_to_the_token_endpoint(
 ) -> None:
     properties = {
         "uri": scripted.url,
-        "http_client": wire,
+        "http_client": http_client(wire),
         "credential": "cid:csecret",
         "oauth2_server_uri": f"{token_server.url}/oauth/tokens",
         "header.X-Catalog-Key": "catalog-only-key",
@@ -558,7 +614,9 @@ async def test_a_503_is_retried_after_the_wait_the_server_asks_for(
     scripted: ScriptedServer, wire: str
 ) -> None:
     scripted.script = ["busy", "ok"]
-    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire, **FAST}) as ns:
+    async with lna.connect(
+        "rest", {"uri": scripted.url, "http_client": http_client(wire), **FAST}
+    ) as ns:
         assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
     assert len(scripted.requests) == 2
 
@@ -566,7 +624,9 @@ async def test_a_503_is_retried_after_the_wait_the_server_asks_for(
 @pytest.mark.parametrize("wire", WIRES)
 async def test_a_redirect_is_the_answer_not_a_hop(scripted: ScriptedServer, wire: str) -> None:
     scripted.script = ["redirect"]
-    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire, **FAST}) as ns:
+    async with lna.connect(
+        "rest", {"uri": scripted.url, "http_client": http_client(wire), **FAST}
+    ) as ns:
         with pytest.raises(errors.InvalidInputError, match="HTTP 307"):
             await ns.list_tables({"id": ["a"]})
     assert len(scripted.requests) == 1
@@ -575,7 +635,7 @@ async def test_a_redirect_is_the_answer_not_a_hop(scripted: ScriptedServer, wire
 @pytest.mark.parametrize("wire", WIRES)
 async def test_an_oversized_head_is_a_broken_answer(scripted: ScriptedServer, wire: str) -> None:
     scripted.script = ["huge-head"] * 3
-    properties = {"uri": scripted.url, "http_client": wire, **FAST, "max_retries": "0"}
+    properties = {"uri": scripted.url, "http_client": http_client(wire), **FAST, "max_retries": "0"}
     async with lna.connect("rest", properties) as ns:
         with pytest.raises(errors.ServiceUnavailableError):
             await ns.list_tables({"id": ["a"]})
@@ -586,7 +646,12 @@ async def test_connections_are_kept_alive_and_never_more_than_max_connections(
     scripted: ScriptedServer, wire: str
 ) -> None:
     scripted.script = ["slow-ok"] * 8
-    properties = {"uri": scripted.url, "http_client": wire, **FAST, "max_connections": "2"}
+    properties = {
+        "uri": scripted.url,
+        "http_client": http_client(wire),
+        **FAST,
+        "max_connections": "2",
+    }
     async with lna.connect("rest", properties) as ns:
         answers = await asyncio.gather(*(ns.list_tables({"id": ["a"]}) for _ in range(8)))
         assert [answer.tables for answer in answers] == [["t"]] * 8
@@ -602,7 +667,9 @@ async def test_a_connection_the_server_closes_is_not_reused(
     scripted: ScriptedServer, wire: str
 ) -> None:
     scripted.script = ["ok-close", "ok", "ok"]
-    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire, **FAST}) as ns:
+    async with lna.connect(
+        "rest", {"uri": scripted.url, "http_client": http_client(wire), **FAST}
+    ) as ns:
         for _ in range(3):
             assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
     assert len(scripted.requests) == 3
@@ -618,7 +685,9 @@ def test_the_default_wire_runs_on_uvloop(wire: str) -> None:
         server = await _serve()
         server.script = ["ok", "busy", "ok", "ok"]
         try:
-            async with lna.connect("rest", {"uri": server.url, "http_client": wire, **FAST}) as ns:
+            async with lna.connect(
+                "rest", {"uri": server.url, "http_client": http_client(wire), **FAST}
+            ) as ns:
                 answers = [(await ns.list_tables({"id": ["a"]})).tables for _ in range(3)]
         finally:
             assert server.server is not None
@@ -636,13 +705,138 @@ def test_the_default_wire_runs_on_uvloop(wire: str) -> None:
 # connection at the first byte after an answer
 @pytest.mark.parametrize(
     ("wire", "stray"),
-    [("lean", "ok-then-stray"), ("lean", "ok-with-stray"), ("httpx", "ok-then-stray")],
+    [
+        ("lean", "ok-then-stray"),
+        ("lean", "ok-with-stray"),
+        ("lean-httpx-path", "ok-then-stray"),
+        ("lean-httpx-path", "ok-with-stray"),
+        ("httpx", "ok-then-stray"),
+    ],
 )
 async def test_an_answer_nobody_asked_for_is_never_taken_for_the_next(
     scripted: ScriptedServer, wire: str, stray: str
 ) -> None:
     scripted.script = [stray, "ok"]
-    async with lna.connect("rest", {"uri": scripted.url, "http_client": wire, **FAST}) as ns:
+    async with lna.connect(
+        "rest", {"uri": scripted.url, "http_client": http_client(wire), **FAST}
+    ) as ns:
         assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
         await asyncio.sleep(0.2)  # the stray answer has arrived
         assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
+
+
+# -- the direct path and the httpx path send the same bytes and keep the same rules --------------
+
+
+async def test_the_direct_path_sends_the_bytes_the_httpx_path_sends(
+    scripted: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every header source (client defaults, ``header.*`` extras, API key, bearer token,
+    request context and identity), query parameters and JSON bodies: byte for byte."""
+    properties = {
+        "uri": scripted.url,
+        "http_client": "lean",
+        "delimiter": ".",
+        "api_key": "k-1",
+        "auth_token": "t-1",
+        "header.X-Tenant": "blue",
+        **FAST,
+    }
+
+    async def calls() -> list[bytes]:
+        scripted.heads.clear()
+        async with lna.connect("rest", properties) as ns:
+            await ns.describe_table({"id": ["a", "t"], "with_table_uri": True})
+            await ns.list_tables({"id": ["a"], "limit": 5, "page_token": "p q"})
+            await ns.create_namespace({"id": ["caf\u00e9"], "properties": {"k": "\u00e9"}})
+            await ns.list_tables(
+                {"id": ["a"], "context": {"header.X-Trace": "tr-1"}, "identity": {"api_key": "k-2"}}
+            )
+            await ns.list_tables({"id": ["a"], "identity": {"auth_token": "t-2"}})
+            await ns.table_exists({"id": ["a", "t"]})
+        return list(scripted.heads)
+
+    from lance_namespace_async._http_lean import LeanPool
+
+    through_httpx: list[str] = []
+    httpx_path = LeanPool.handle_async_request
+
+    async def counted(pool: LeanPool, request: httpx.Request) -> httpx.Response:
+        through_httpx.append(request.url.path)
+        return await httpx_path(pool, request)
+
+    monkeypatch.setattr(LeanPool, "handle_async_request", counted)
+    direct = await calls()
+    assert through_httpx == []  # every call took the direct path
+    monkeypatch.setattr(HttpTransport, "direct", False)
+    via_httpx = await calls()
+    assert len(through_httpx) == 6
+    assert len(direct) == 6
+    assert direct == via_httpx
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_401_refreshes_an_oauth2_token_once_and_retries(
+    scripted: ScriptedServer, token_server: ScriptedServer, wire: str
+) -> None:
+    scripted.script = ["unauthorized", "ok", "unauthorized", "unauthorized"]
+    properties = {
+        "uri": scripted.url,
+        "http_client": http_client(wire),
+        "credential": "id:secret",
+        "oauth2_server_uri": f"{token_server.url}/token",
+        **FAST,
+    }
+    async with lna.connect("rest", properties) as ns:
+        assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
+        with pytest.raises(errors.UnauthenticatedError):  # refreshed once, not again
+            await ns.list_tables({"id": ["a"]})
+    assert len(token_server.requests) == 3
+    assert len(scripted.requests) == 4
+    assert all(b"authorization: bearer tk" in head.lower() for head in scripted.heads)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_create_retried_after_a_502_that_then_conflicts_says_so(
+    scripted: ScriptedServer, wire: str
+) -> None:
+    scripted.script = ["bad-gateway", "conflict", "conflict"]
+    properties = {"uri": scripted.url, "http_client": http_client(wire), **FAST}
+    async with lna.connect("rest", properties) as ns:
+        with pytest.raises(errors.AlreadyExistsError) as ambiguous:
+            await ns.create_namespace({"id": ["a"]})
+        with pytest.raises(errors.AlreadyExistsError) as plain:  # a 409 is never retried
+            await ns.create_namespace({"id": ["a"]})
+    assert ambiguous.value.retried_ambiguously
+    assert "may have created it" in str(ambiguous.value)
+    assert not plain.value.retried_ambiguously
+    assert len(scripted.requests) == 3
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_answers_are_typed_the_same_on_every_path(
+    scripted: ScriptedServer, wire: str
+) -> None:
+    scripted.script = ["code-decides", "malformed", "with-headers", "bad-gateway"]
+    properties = {"uri": scripted.url, "http_client": http_client(wire), **FAST, "max_retries": "0"}
+    async with lna.connect("rest", properties) as ns:
+        with pytest.raises(errors.InvalidInputError, match="bad name"):  # the body's code
+            await ns.describe_table({"id": ["a", "t"]})
+        with pytest.raises(errors.InternalError, match="malformed response body"):
+            await ns.list_tables({"id": ["a"]})
+        answer = await ns.list_tables({"id": ["a"]})
+        assert answer.context is not None
+        assert answer.context.to_dict()["header.x-request-id"] == "r-1"
+        with pytest.raises(errors.InternalError, match="HTTP 502"):
+            await ns.list_tables({"id": ["a"]})
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_cookie_the_catalog_sets_is_sent_back(scripted: ScriptedServer, wire: str) -> None:
+    scripted.script = ["set-cookie", "ok", "ok"]
+    properties = {"uri": scripted.url, "http_client": http_client(wire), **FAST}
+    async with lna.connect("rest", properties) as ns:
+        for _ in range(3):
+            await ns.list_tables({"id": ["a"]})
+    assert b"cookie: session=s1" not in scripted.heads[0].lower()
+    assert all(b"cookie: session=s1" in head.lower() for head in scripted.heads[1:])
