@@ -212,17 +212,15 @@ class _Answered(Protocol):
 _R = TypeVar("_R", bound=_Answered)
 
 
-class Answer:
+class Answer(httpx.Response):
     """A whole answer of the direct path (:meth:`HttpTransport.exchange`).
 
-    What callers read of an ``httpx.Response`` (``status_code``, ``headers``,
-    ``content``, ``json()``), without building one: the headers stay the wire's
-    raw list until something asks for them.
+    An ``httpx.Response`` (already read and closed) for whoever reads it, made
+    without httpx's constructor: the headers stay the wire's raw list until
+    something asks for them.
     """
 
-    __slots__ = ("_headers", "content", "raw_headers", "reason_phrase", "status_code")
-
-    def __init__(
+    def __init__(  # httpx's __init__ would build what is not needed
         self,
         status_code: int,
         reason: bytes,
@@ -230,20 +228,35 @@ class Answer:
         content: bytes,
     ) -> None:
         self.status_code = status_code
-        self.reason_phrase = reason.decode("latin-1")
         self.raw_headers = raw_headers
-        self.content = content
-        self._headers: httpx.Headers | None = None
+        self._parsed_headers: httpx.Headers | None = None
+        self._content = content
+        self._request = None
+        self.next_request = None
+        self.extensions = {"http_version": b"HTTP/1.1", "reason_phrase": reason}
+        self.history = []
+        self.is_closed = True
+        self.is_stream_consumed = True
+        self.default_encoding = "utf-8"
+        self._num_bytes_downloaded = len(content)
 
     @property
     def headers(self) -> httpx.Headers:
-        if self._headers is None:
-            self._headers = httpx.Headers(self.raw_headers)
-        return self._headers
+        if self._parsed_headers is None:
+            self._parsed_headers = httpx.Headers(self.raw_headers)
+        return self._parsed_headers
+
+    @headers.setter
+    def headers(self, value: httpx.Headers) -> None:
+        self._parsed_headers = value
+
+    @property
+    def stream(self) -> httpx.ByteStream:  # type: ignore[override]
+        return httpx.ByteStream(self._content)
 
     def header_items(self) -> list[tuple[str, str]]:
         """``headers.items()`` (lower-case names, repeated ones joined with ", ")."""
-        if self._headers is None and all(
+        if self._parsed_headers is None and all(
             name.isascii() and value.isascii() for name, value in self.raw_headers
         ):
             merged: dict[str, str] = {}
@@ -254,11 +267,8 @@ class Answer:
             return list(merged.items())
         return list(self.headers.items())
 
-    def json(self) -> Any:
-        return json.loads(self.content)
-
-    def __repr__(self) -> str:
-        return f"<Answer [{self.status_code}]>"
+    def json(self, **kwargs: Any) -> Any:
+        return json.loads(self._content, **kwargs)
 
 
 def call_timeouts() -> dict[str, float | None] | None:
@@ -1096,17 +1106,18 @@ class HttpTransport:
         """One logical call of a hand-written backend (any status; errors are the caller's);
         ``headers`` are added to the configured ones."""
         client = self.client()
+        query = {k: v for k, v in (params or {}).items() if v is not None}
         with self.call(
             idempotent=idempotent, what=what, max_response_bytes=max_response_bytes
         ) as state:
             try:
-                response = await client.request(
-                    method,
-                    path,
-                    params={k: v for k, v in (params or {}).items() if v is not None},
-                    json=json,
-                    headers=headers,
+                response: httpx.Response | None = await self.exchange(
+                    state, method, path, query, json, headers
                 )
+                if response is None:
+                    response = await client.request(
+                        method, path, params=query, json=json, headers=headers
+                    )
             except httpx.HTTPError as exc:
                 raise transport_error(exc, what) from exc
         return response, state
