@@ -256,15 +256,17 @@ class Answer(httpx.Response):
 
     def header_items(self) -> list[tuple[str, str]]:
         """``headers.items()`` (lower-case names, repeated ones joined with ", ")."""
-        if self._parsed_headers is None and all(
-            name.isascii() and value.isascii() for name, value in self.raw_headers
-        ):
+        if self._parsed_headers is None:
             merged: dict[str, str] = {}
-            for name, value in self.raw_headers:
-                key = name.decode("ascii").lower()
-                text = value.decode("ascii")
-                merged[key] = f"{merged[key]}, {text}" if key in merged else text
-            return list(merged.items())
+            try:
+                for name, value in self.raw_headers:
+                    key = name.decode("ascii").lower()
+                    text = value.decode("ascii")
+                    merged[key] = f"{merged[key]}, {text}" if key in merged else text
+            except UnicodeDecodeError:
+                pass  # httpx's Headers decide the encoding
+            else:
+                return list(merged.items())
         return list(self.headers.items())
 
     def json(self, **kwargs: Any) -> Any:

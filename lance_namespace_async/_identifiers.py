@@ -9,6 +9,7 @@ storage, so bad names are an ``InvalidInputError`` that changes nothing.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 
@@ -30,6 +31,11 @@ Identifier = tuple[str, ...]
 _PATH_SEPARATORS = ("/", "\\")
 #: a file name's usual limit (NAME_MAX), in UTF-8 bytes
 MAX_STORAGE_NAME_BYTES = 255
+
+
+#: names every check of :func:`validate_name` passes whatever the flags (short ASCII
+#: letters, digits, "_", "-", "." and not a dot segment): most names, checked by one match
+_PLAIN_NAME = re.compile(r"(?!\.\.?\Z)[A-Za-z0-9_.\-]{1,255}\Z")
 
 
 def _has_control_character(name: str) -> bool:
@@ -91,8 +97,13 @@ def validate_identifier(
         raise InvalidInputError(
             f"{what} must be a list of names, got {type(parts).__name__} {parts!r}"
         )
+    plain = _PLAIN_NAME.match
     result = tuple(
-        validate_name(p, delimiter=delimiter, storage_backed=storage_backed, what=f"{what} part")
+        p
+        if type(p) is str and plain(p) and (not delimiter or delimiter not in p)
+        else validate_name(
+            p, delimiter=delimiter, storage_backed=storage_backed, what=f"{what} part"
+        )
         for p in parts
     )
     if not result and not allow_root:

@@ -142,6 +142,11 @@ class RestNamespace(AsyncLanceNamespace):
         )
 
     def _query(self) -> dict[str, Any]:
+        return self._delimiter_query
+
+    @functools.cached_property
+    def _delimiter_query(self) -> dict[str, Any]:
+        """The ``delimiter`` query parameter, sent when it is not the default ``$``."""
         return {"delimiter": self.delimiter} if self.delimiter != "$" else {}
 
     @staticmethod

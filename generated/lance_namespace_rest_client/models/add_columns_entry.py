@@ -32,8 +32,6 @@ class AddColumnsEntry:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.add_virtual_column_entry import AddVirtualColumnEntry
-
         name = self.name
 
         expression: None | str | Unset
@@ -74,28 +72,12 @@ class AddColumnsEntry:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.add_virtual_column_entry import AddVirtualColumnEntry
-
         d = dict(src_dict)
         name = d.pop("name")
 
-        def _parse_expression(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        expression = cast(None | str | Unset, d.pop("expression", UNSET))
 
-        expression = _parse_expression(d.pop("expression", UNSET))
-
-        def _parse_computed(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        computed = _parse_computed(d.pop("computed", UNSET))
+        computed = cast(None | str | Unset, d.pop("computed", UNSET))
 
         def _parse_virtual_column(data: object) -> AddVirtualColumnEntry | None | Unset:
             if data is None:
@@ -139,3 +121,6 @@ class AddColumnsEntry:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.add_virtual_column_entry import AddVirtualColumnEntry

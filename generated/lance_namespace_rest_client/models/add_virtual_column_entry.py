@@ -47,8 +47,6 @@ class AddVirtualColumnEntry:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.add_virtual_column_entry_field_metadata import AddVirtualColumnEntryFieldMetadata
-
         input_columns = self.input_columns
 
         outputs = []
@@ -123,9 +121,6 @@ class AddVirtualColumnEntry:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.add_virtual_column_entry_field_metadata import AddVirtualColumnEntryFieldMetadata
-        from ..models.add_virtual_column_output_entry import AddVirtualColumnOutputEntry
-
         d = dict(src_dict)
         input_columns = cast(list[str], d.pop("input_columns"))
 
@@ -144,41 +139,13 @@ class AddVirtualColumnEntry:
 
         udf_version = d.pop("udf_version")
 
-        def _parse_udf_backend(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        udf_backend = cast(None | str | Unset, d.pop("udf_backend", UNSET))
 
-        udf_backend = _parse_udf_backend(d.pop("udf_backend", UNSET))
+        auto_backfill = cast(bool | None | Unset, d.pop("auto_backfill", UNSET))
 
-        def _parse_auto_backfill(data: object) -> bool | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(bool | None | Unset, data)
+        manifest = cast(None | str | Unset, d.pop("manifest", UNSET))
 
-        auto_backfill = _parse_auto_backfill(d.pop("auto_backfill", UNSET))
-
-        def _parse_manifest(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        manifest = _parse_manifest(d.pop("manifest", UNSET))
-
-        def _parse_manifest_checksum(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        manifest_checksum = _parse_manifest_checksum(d.pop("manifest_checksum", UNSET))
+        manifest_checksum = cast(None | str | Unset, d.pop("manifest_checksum", UNSET))
 
         def _parse_field_metadata(data: object) -> AddVirtualColumnEntryFieldMetadata | None | Unset:
             if data is None:
@@ -229,3 +196,7 @@ class AddVirtualColumnEntry:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.add_virtual_column_entry_field_metadata import AddVirtualColumnEntryFieldMetadata
+from ..models.add_virtual_column_output_entry import AddVirtualColumnOutputEntry

@@ -64,9 +64,6 @@ class AddVirtualColumnOutputEntry:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.add_virtual_column_output_entry_data_type import AddVirtualColumnOutputEntryDataType
-        from ..models.add_virtual_column_output_entry_metadata import AddVirtualColumnOutputEntryMetadata
-
         d = dict(src_dict)
         column = d.pop("column")
 
@@ -109,3 +106,7 @@ class AddVirtualColumnOutputEntry:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.add_virtual_column_output_entry_data_type import AddVirtualColumnOutputEntryDataType
+from ..models.add_virtual_column_output_entry_metadata import AddVirtualColumnOutputEntryMetadata

@@ -35,8 +35,6 @@ class AlterColumnsEntry:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.alter_virtual_column_entry import AlterVirtualColumnEntry
-
         path = self.path
 
         data_type: dict[str, Any] | Unset = UNSET
@@ -83,9 +81,6 @@ class AlterColumnsEntry:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.alter_columns_entry_data_type import AlterColumnsEntryDataType
-        from ..models.alter_virtual_column_entry import AlterVirtualColumnEntry
-
         d = dict(src_dict)
         path = d.pop("path")
 
@@ -96,23 +91,9 @@ class AlterColumnsEntry:
         else:
             data_type = AlterColumnsEntryDataType.from_dict(_data_type)
 
-        def _parse_rename(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        rename = cast(None | str | Unset, d.pop("rename", UNSET))
 
-        rename = _parse_rename(d.pop("rename", UNSET))
-
-        def _parse_nullable(data: object) -> bool | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(bool | None | Unset, data)
-
-        nullable = _parse_nullable(d.pop("nullable", UNSET))
+        nullable = cast(bool | None | Unset, d.pop("nullable", UNSET))
 
         def _parse_virtual_column(data: object) -> AlterVirtualColumnEntry | None | Unset:
             if data is None:
@@ -157,3 +138,7 @@ class AlterColumnsEntry:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.alter_columns_entry_data_type import AlterColumnsEntryDataType
+from ..models.alter_virtual_column_entry import AlterVirtualColumnEntry

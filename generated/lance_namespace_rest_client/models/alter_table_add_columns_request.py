@@ -79,10 +79,6 @@ class AlterTableAddColumnsRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.add_columns_entry import AddColumnsEntry
-        from ..models.context import Context
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         new_columns = []
         _new_columns = d.pop("new_columns")
@@ -135,3 +131,8 @@ class AlterTableAddColumnsRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.add_columns_entry import AddColumnsEntry
+from ..models.context import Context
+from ..models.identity import Identity

@@ -79,10 +79,6 @@ class AlterTableAlterColumnsRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.alter_columns_entry import AlterColumnsEntry
-        from ..models.context import Context
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         alterations = []
         _alterations = d.pop("alterations")
@@ -135,3 +131,8 @@ class AlterTableAlterColumnsRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.alter_columns_entry import AlterColumnsEntry
+from ..models.context import Context
+from ..models.identity import Identity

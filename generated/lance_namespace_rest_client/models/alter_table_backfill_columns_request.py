@@ -205,9 +205,6 @@ class AlterTableBackfillColumnsRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         column = d.pop("column")
 
@@ -229,124 +226,33 @@ class AlterTableBackfillColumnsRequest:
 
         branch = d.pop("branch", UNSET)
 
-        def _parse_where(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        where = cast(None | str | Unset, d.pop("where", UNSET))
 
-        where = _parse_where(d.pop("where", UNSET))
+        concurrency = cast(int | None | Unset, d.pop("concurrency", UNSET))
 
-        def _parse_concurrency(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        intra_applier_concurrency = cast(int | None | Unset, d.pop("intra_applier_concurrency", UNSET))
 
-        concurrency = _parse_concurrency(d.pop("concurrency", UNSET))
+        min_checkpoint_size = cast(int | None | Unset, d.pop("min_checkpoint_size", UNSET))
 
-        def _parse_intra_applier_concurrency(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        max_checkpoint_size = cast(int | None | Unset, d.pop("max_checkpoint_size", UNSET))
 
-        intra_applier_concurrency = _parse_intra_applier_concurrency(d.pop("intra_applier_concurrency", UNSET))
-
-        def _parse_min_checkpoint_size(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        min_checkpoint_size = _parse_min_checkpoint_size(d.pop("min_checkpoint_size", UNSET))
-
-        def _parse_max_checkpoint_size(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        max_checkpoint_size = _parse_max_checkpoint_size(d.pop("max_checkpoint_size", UNSET))
-
-        def _parse_batch_checkpoint_flush_interval_seconds(data: object) -> float | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(float | None | Unset, data)
-
-        batch_checkpoint_flush_interval_seconds = _parse_batch_checkpoint_flush_interval_seconds(
-            d.pop("batch_checkpoint_flush_interval_seconds", UNSET)
+        batch_checkpoint_flush_interval_seconds = cast(
+            float | None | Unset, d.pop("batch_checkpoint_flush_interval_seconds", UNSET)
         )
 
-        def _parse_read_version(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        read_version = cast(int | None | Unset, d.pop("read_version", UNSET))
 
-        read_version = _parse_read_version(d.pop("read_version", UNSET))
+        task_size = cast(int | None | Unset, d.pop("task_size", UNSET))
 
-        def _parse_task_size(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        num_frags = cast(int | None | Unset, d.pop("num_frags", UNSET))
 
-        task_size = _parse_task_size(d.pop("task_size", UNSET))
+        checkpoint_size = cast(int | None | Unset, d.pop("checkpoint_size", UNSET))
 
-        def _parse_num_frags(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        commit_granularity = cast(int | None | Unset, d.pop("commit_granularity", UNSET))
 
-        num_frags = _parse_num_frags(d.pop("num_frags", UNSET))
+        cluster = cast(None | str | Unset, d.pop("cluster", UNSET))
 
-        def _parse_checkpoint_size(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        checkpoint_size = _parse_checkpoint_size(d.pop("checkpoint_size", UNSET))
-
-        def _parse_commit_granularity(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        commit_granularity = _parse_commit_granularity(d.pop("commit_granularity", UNSET))
-
-        def _parse_cluster(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        cluster = _parse_cluster(d.pop("cluster", UNSET))
-
-        def _parse_manifest(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        manifest = _parse_manifest(d.pop("manifest", UNSET))
+        manifest = cast(None | str | Unset, d.pop("manifest", UNSET))
 
         alter_table_backfill_columns_request = cls(
             column=column,
@@ -387,3 +293,7 @@ class AlterTableBackfillColumnsRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.identity import Identity

@@ -75,9 +75,6 @@ class AlterTableDropColumnsRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         columns = cast(list[str], d.pop("columns"))
 
@@ -125,3 +122,7 @@ class AlterTableDropColumnsRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.identity import Identity

@@ -31,8 +31,6 @@ class AlterTableDropColumnsResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         version = self.version
 
         context: dict[str, Any] | None | Unset
@@ -65,8 +63,6 @@ class AlterTableDropColumnsResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-
         d = dict(src_dict)
         version = d.pop("version")
 
@@ -87,14 +83,7 @@ class AlterTableDropColumnsResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_transaction_id(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        transaction_id = _parse_transaction_id(d.pop("transaction_id", UNSET))
+        transaction_id = cast(None | str | Unset, d.pop("transaction_id", UNSET))
 
         alter_table_drop_columns_response = cls(
             version=version,
@@ -120,3 +109,6 @@ class AlterTableDropColumnsResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context

@@ -58,10 +58,6 @@ class AlterTransactionAction:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.alter_transaction_set_property import AlterTransactionSetProperty
-        from ..models.alter_transaction_set_status import AlterTransactionSetStatus
-        from ..models.alter_transaction_unset_property import AlterTransactionUnsetProperty
-
         d = dict(src_dict)
         _set_status_action = d.pop("setStatusAction", UNSET)
         set_status_action: AlterTransactionSetStatus | Unset
@@ -108,3 +104,8 @@ class AlterTransactionAction:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.alter_transaction_set_property import AlterTransactionSetProperty
+from ..models.alter_transaction_set_status import AlterTransactionSetStatus
+from ..models.alter_transaction_unset_property import AlterTransactionUnsetProperty

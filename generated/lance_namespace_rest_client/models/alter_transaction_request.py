@@ -73,10 +73,6 @@ class AlterTransactionRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.alter_transaction_action import AlterTransactionAction
-        from ..models.context import Context
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         actions = []
         _actions = d.pop("actions")
@@ -126,3 +122,8 @@ class AlterTransactionRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.alter_transaction_action import AlterTransactionAction
+from ..models.context import Context
+from ..models.identity import Identity

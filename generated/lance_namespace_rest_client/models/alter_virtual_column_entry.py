@@ -44,8 +44,6 @@ class AlterVirtualColumnEntry:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.alter_virtual_column_entry_field_metadata import AlterVirtualColumnEntryFieldMetadata
-
         input_columns: list[str] | None | Unset
         if isinstance(self.input_columns, Unset):
             input_columns = UNSET
@@ -139,8 +137,6 @@ class AlterVirtualColumnEntry:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.alter_virtual_column_entry_field_metadata import AlterVirtualColumnEntryFieldMetadata
-
         d = dict(src_dict)
 
         def _parse_input_columns(data: object) -> list[str] | None | Unset:
@@ -160,77 +156,21 @@ class AlterVirtualColumnEntry:
 
         input_columns = _parse_input_columns(d.pop("input_columns", UNSET))
 
-        def _parse_image(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        image = cast(None | str | Unset, d.pop("image", UNSET))
 
-        image = _parse_image(d.pop("image", UNSET))
+        udf = cast(None | str | Unset, d.pop("udf", UNSET))
 
-        def _parse_udf(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        udf_name = cast(None | str | Unset, d.pop("udf_name", UNSET))
 
-        udf = _parse_udf(d.pop("udf", UNSET))
+        udf_version = cast(None | str | Unset, d.pop("udf_version", UNSET))
 
-        def _parse_udf_name(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        udf_backend = cast(None | str | Unset, d.pop("udf_backend", UNSET))
 
-        udf_name = _parse_udf_name(d.pop("udf_name", UNSET))
+        auto_backfill = cast(bool | None | Unset, d.pop("auto_backfill", UNSET))
 
-        def _parse_udf_version(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        manifest = cast(None | str | Unset, d.pop("manifest", UNSET))
 
-        udf_version = _parse_udf_version(d.pop("udf_version", UNSET))
-
-        def _parse_udf_backend(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        udf_backend = _parse_udf_backend(d.pop("udf_backend", UNSET))
-
-        def _parse_auto_backfill(data: object) -> bool | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(bool | None | Unset, data)
-
-        auto_backfill = _parse_auto_backfill(d.pop("auto_backfill", UNSET))
-
-        def _parse_manifest(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        manifest = _parse_manifest(d.pop("manifest", UNSET))
-
-        def _parse_manifest_checksum(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        manifest_checksum = _parse_manifest_checksum(d.pop("manifest_checksum", UNSET))
+        manifest_checksum = cast(None | str | Unset, d.pop("manifest_checksum", UNSET))
 
         def _parse_field_metadata(data: object) -> AlterVirtualColumnEntryFieldMetadata | None | Unset:
             if data is None:
@@ -280,3 +220,6 @@ class AlterVirtualColumnEntry:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.alter_virtual_column_entry_field_metadata import AlterVirtualColumnEntryFieldMetadata

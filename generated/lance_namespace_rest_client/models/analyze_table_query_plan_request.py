@@ -76,10 +76,6 @@ class AnalyzeTableQueryPlanRequest:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.analyze_table_query_plan_request_columns import AnalyzeTableQueryPlanRequestColumns
-        from ..models.analyze_table_query_plan_request_full_text_query import AnalyzeTableQueryPlanRequestFullTextQuery
-        from ..models.analyze_table_query_plan_request_vector import AnalyzeTableQueryPlanRequestVector
-
         k = self.k
 
         vector: dict[str, Any] | None
@@ -199,12 +195,6 @@ class AnalyzeTableQueryPlanRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.analyze_table_query_plan_request_columns import AnalyzeTableQueryPlanRequestColumns
-        from ..models.analyze_table_query_plan_request_full_text_query import AnalyzeTableQueryPlanRequestFullTextQuery
-        from ..models.analyze_table_query_plan_request_vector import AnalyzeTableQueryPlanRequestVector
-        from ..models.context import Context
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         k = d.pop("k")
 
@@ -346,3 +336,10 @@ class AnalyzeTableQueryPlanRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.analyze_table_query_plan_request_columns import AnalyzeTableQueryPlanRequestColumns
+from ..models.analyze_table_query_plan_request_full_text_query import AnalyzeTableQueryPlanRequestFullTextQuery
+from ..models.analyze_table_query_plan_request_vector import AnalyzeTableQueryPlanRequestVector
+from ..models.context import Context
+from ..models.identity import Identity

@@ -50,10 +50,6 @@ class AnalyzeTableQueryPlanRequestColumns:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.analyze_table_query_plan_request_columns_column_aliases import (
-            AnalyzeTableQueryPlanRequestColumnsColumnAliases,
-        )
-
         d = dict(src_dict)
         column_names = cast(list[str], d.pop("column_names", UNSET))
 
@@ -87,3 +83,8 @@ class AnalyzeTableQueryPlanRequestColumns:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.analyze_table_query_plan_request_columns_column_aliases import (
+    AnalyzeTableQueryPlanRequestColumnsColumnAliases,
+)

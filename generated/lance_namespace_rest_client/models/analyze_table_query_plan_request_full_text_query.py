@@ -49,9 +49,6 @@ class AnalyzeTableQueryPlanRequestFullTextQuery:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.string_fts_query import StringFtsQuery
-        from ..models.structured_fts_query import StructuredFtsQuery
-
         d = dict(src_dict)
         _string_query = d.pop("string_query", UNSET)
         string_query: StringFtsQuery | Unset
@@ -90,3 +87,7 @@ class AnalyzeTableQueryPlanRequestFullTextQuery:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.string_fts_query import StringFtsQuery
+from ..models.structured_fts_query import StructuredFtsQuery

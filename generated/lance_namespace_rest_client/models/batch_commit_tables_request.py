@@ -65,10 +65,6 @@ class BatchCommitTablesRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.commit_table_operation import CommitTableOperation
-        from ..models.context import Context
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         operations = []
         _operations = d.pop("operations")
@@ -115,3 +111,8 @@ class BatchCommitTablesRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.commit_table_operation import CommitTableOperation
+from ..models.context import Context
+from ..models.identity import Identity

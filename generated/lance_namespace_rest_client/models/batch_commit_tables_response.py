@@ -32,8 +32,6 @@ class BatchCommitTablesResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         results = []
         for results_item_data in self.results:
             results_item = results_item_data.to_dict()
@@ -69,9 +67,6 @@ class BatchCommitTablesResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.commit_table_result import CommitTableResult
-        from ..models.context import Context
-
         d = dict(src_dict)
         results = []
         _results = d.pop("results")
@@ -97,14 +92,7 @@ class BatchCommitTablesResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_transaction_id(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        transaction_id = _parse_transaction_id(d.pop("transaction_id", UNSET))
+        transaction_id = cast(None | str | Unset, d.pop("transaction_id", UNSET))
 
         batch_commit_tables_response = cls(
             results=results,
@@ -130,3 +118,7 @@ class BatchCommitTablesResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.commit_table_result import CommitTableResult
+from ..models.context import Context

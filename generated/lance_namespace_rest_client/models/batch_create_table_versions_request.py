@@ -65,10 +65,6 @@ class BatchCreateTableVersionsRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.create_table_version_entry import CreateTableVersionEntry
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         entries = []
         _entries = d.pop("entries")
@@ -115,3 +111,8 @@ class BatchCreateTableVersionsRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.create_table_version_entry import CreateTableVersionEntry
+from ..models.identity import Identity

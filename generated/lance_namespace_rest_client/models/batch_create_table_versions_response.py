@@ -32,8 +32,6 @@ class BatchCreateTableVersionsResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         versions = []
         for versions_item_data in self.versions:
             versions_item = versions_item_data.to_dict()
@@ -69,9 +67,6 @@ class BatchCreateTableVersionsResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.table_version import TableVersion
-
         d = dict(src_dict)
         versions = []
         _versions = d.pop("versions")
@@ -97,14 +92,7 @@ class BatchCreateTableVersionsResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_transaction_id(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        transaction_id = _parse_transaction_id(d.pop("transaction_id", UNSET))
+        transaction_id = cast(None | str | Unset, d.pop("transaction_id", UNSET))
 
         batch_create_table_versions_response = cls(
             versions=versions,
@@ -130,3 +118,7 @@ class BatchCreateTableVersionsResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.table_version import TableVersion

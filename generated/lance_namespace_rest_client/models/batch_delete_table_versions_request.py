@@ -79,10 +79,6 @@ class BatchDeleteTableVersionsRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.identity import Identity
-        from ..models.version_range import VersionRange
-
         d = dict(src_dict)
         ranges = []
         _ranges = d.pop("ranges")
@@ -135,3 +131,8 @@ class BatchDeleteTableVersionsRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.identity import Identity
+from ..models.version_range import VersionRange

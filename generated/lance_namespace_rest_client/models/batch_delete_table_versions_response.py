@@ -31,8 +31,6 @@ class BatchDeleteTableVersionsResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         context: dict[str, Any] | None | Unset
         if isinstance(self.context, Unset):
             context = UNSET
@@ -67,8 +65,6 @@ class BatchDeleteTableVersionsResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-
         d = dict(src_dict)
 
         def _parse_context(data: object) -> Context | None | Unset:
@@ -88,23 +84,9 @@ class BatchDeleteTableVersionsResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_deleted_count(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        deleted_count = cast(int | None | Unset, d.pop("deleted_count", UNSET))
 
-        deleted_count = _parse_deleted_count(d.pop("deleted_count", UNSET))
-
-        def _parse_transaction_id(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        transaction_id = _parse_transaction_id(d.pop("transaction_id", UNSET))
+        transaction_id = cast(None | str | Unset, d.pop("transaction_id", UNSET))
 
         batch_delete_table_versions_response = cls(
             context=context,
@@ -130,3 +112,6 @@ class BatchDeleteTableVersionsResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context

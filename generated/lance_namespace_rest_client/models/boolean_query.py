@@ -57,8 +57,6 @@ class BooleanQuery:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.fts_query import FtsQuery
-
         d = dict(src_dict)
         must = []
         _must = d.pop("must")
@@ -105,3 +103,6 @@ class BooleanQuery:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.fts_query import FtsQuery

@@ -51,8 +51,6 @@ class BoostQuery:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.fts_query import FtsQuery
-
         d = dict(src_dict)
         positive = FtsQuery.from_dict(d.pop("positive"))
 
@@ -84,3 +82,6 @@ class BoostQuery:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.fts_query import FtsQuery

@@ -34,8 +34,6 @@ class BranchContents:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.branch_contents_metadata import BranchContentsMetadata
-
         parent_version = self.parent_version
 
         create_at = self.create_at
@@ -74,8 +72,6 @@ class BranchContents:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.branch_contents_metadata import BranchContentsMetadata
-
         d = dict(src_dict)
         parent_version = d.pop("parentVersion")
 
@@ -83,14 +79,7 @@ class BranchContents:
 
         manifest_size = d.pop("manifestSize")
 
-        def _parse_parent_branch(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        parent_branch = _parse_parent_branch(d.pop("parentBranch", UNSET))
+        parent_branch = cast(None | str | Unset, d.pop("parentBranch", UNSET))
 
         def _parse_metadata(data: object) -> BranchContentsMetadata | None | Unset:
             if data is None:
@@ -135,3 +124,6 @@ class BranchContents:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.branch_contents_metadata import BranchContentsMetadata

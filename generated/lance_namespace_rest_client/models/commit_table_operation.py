@@ -67,11 +67,6 @@ class CommitTableOperation:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.batch_delete_table_versions_request import BatchDeleteTableVersionsRequest
-        from ..models.create_table_version_request import CreateTableVersionRequest
-        from ..models.declare_table_request import DeclareTableRequest
-        from ..models.deregister_table_request import DeregisterTableRequest
-
         d = dict(src_dict)
         _declare_table = d.pop("declare_table", UNSET)
         declare_table: DeclareTableRequest | Unset
@@ -126,3 +121,9 @@ class CommitTableOperation:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.batch_delete_table_versions_request import BatchDeleteTableVersionsRequest
+from ..models.create_table_version_request import CreateTableVersionRequest
+from ..models.declare_table_request import DeclareTableRequest
+from ..models.deregister_table_request import DeregisterTableRequest

@@ -35,11 +35,6 @@ class CommitTableResult:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.batch_delete_table_versions_response import BatchDeleteTableVersionsResponse
-        from ..models.create_table_version_response import CreateTableVersionResponse
-        from ..models.declare_table_response import DeclareTableResponse
-        from ..models.deregister_table_response import DeregisterTableResponse
-
         declare_table: dict[str, Any] | None | Unset
         if isinstance(self.declare_table, Unset):
             declare_table = UNSET
@@ -88,11 +83,6 @@ class CommitTableResult:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.batch_delete_table_versions_response import BatchDeleteTableVersionsResponse
-        from ..models.create_table_version_response import CreateTableVersionResponse
-        from ..models.declare_table_response import DeclareTableResponse
-        from ..models.deregister_table_response import DeregisterTableResponse
-
         d = dict(src_dict)
 
         def _parse_declare_table(data: object) -> DeclareTableResponse | None | Unset:
@@ -188,3 +178,9 @@ class CommitTableResult:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.batch_delete_table_versions_response import BatchDeleteTableVersionsResponse
+from ..models.create_table_version_response import CreateTableVersionResponse
+from ..models.declare_table_response import DeclareTableResponse
+from ..models.deregister_table_response import DeregisterTableResponse

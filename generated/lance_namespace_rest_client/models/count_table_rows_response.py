@@ -29,8 +29,6 @@ class CountTableRowsResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         context: dict[str, Any] | None | Unset
         if isinstance(self.context, Unset):
             context = UNSET
@@ -57,8 +55,6 @@ class CountTableRowsResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-
         d = dict(src_dict)
 
         def _parse_context(data: object) -> Context | None | Unset:
@@ -78,14 +74,7 @@ class CountTableRowsResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_count(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        count = _parse_count(d.pop("count", UNSET))
+        count = cast(int | None | Unset, d.pop("count", UNSET))
 
         count_table_rows_response = cls(
             context=context,
@@ -110,3 +99,6 @@ class CountTableRowsResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context

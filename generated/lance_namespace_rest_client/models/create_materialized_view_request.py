@@ -49,8 +49,6 @@ class CreateMaterializedViewRequest:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.materialized_view_udtf_entry import MaterializedViewUdtfEntry
-
         kind = self.kind.value
 
         source_query = self.source_query
@@ -111,10 +109,6 @@ class CreateMaterializedViewRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.identity import Identity
-        from ..models.materialized_view_udtf_entry import MaterializedViewUdtfEntry
-
         d = dict(src_dict)
         kind = CreateMaterializedViewRequestKind(d.pop("kind"))
 
@@ -157,14 +151,7 @@ class CreateMaterializedViewRequest:
 
         with_no_data = d.pop("with_no_data", UNSET)
 
-        def _parse_auto_refresh(data: object) -> bool | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(bool | None | Unset, data)
-
-        auto_refresh = _parse_auto_refresh(d.pop("auto_refresh", UNSET))
+        auto_refresh = cast(bool | None | Unset, d.pop("auto_refresh", UNSET))
 
         create_materialized_view_request = cls(
             kind=kind,
@@ -196,3 +183,8 @@ class CreateMaterializedViewRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.identity import Identity
+from ..models.materialized_view_udtf_entry import MaterializedViewUdtfEntry

@@ -76,10 +76,6 @@ class CreateNamespaceRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.create_namespace_request_properties import CreateNamespaceRequestProperties
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         _identity = d.pop("identity", UNSET)
         identity: Identity | Unset
@@ -132,3 +128,8 @@ class CreateNamespaceRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.create_namespace_request_properties import CreateNamespaceRequestProperties
+from ..models.identity import Identity

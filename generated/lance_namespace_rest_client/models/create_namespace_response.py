@@ -32,9 +32,6 @@ class CreateNamespaceResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-        from ..models.create_namespace_response_properties import CreateNamespaceResponseProperties
-
         context: dict[str, Any] | None | Unset
         if isinstance(self.context, Unset):
             context = UNSET
@@ -71,9 +68,6 @@ class CreateNamespaceResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.create_namespace_response_properties import CreateNamespaceResponseProperties
-
         d = dict(src_dict)
 
         def _parse_context(data: object) -> Context | None | Unset:
@@ -93,14 +87,7 @@ class CreateNamespaceResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_transaction_id(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        transaction_id = _parse_transaction_id(d.pop("transaction_id", UNSET))
+        transaction_id = cast(None | str | Unset, d.pop("transaction_id", UNSET))
 
         def _parse_properties(data: object) -> CreateNamespaceResponseProperties | None | Unset:
             if data is None:
@@ -143,3 +130,7 @@ class CreateNamespaceResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.create_namespace_response_properties import CreateNamespaceResponseProperties

@@ -256,9 +256,6 @@ class CreateTableIndexRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         column = d.pop("column")
 
@@ -282,160 +279,41 @@ class CreateTableIndexRequest:
 
         branch = d.pop("branch", UNSET)
 
-        def _parse_name(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        name = _parse_name(d.pop("name", UNSET))
+        name = cast(None | str | Unset, d.pop("name", UNSET))
 
         distance_type = d.pop("distance_type", UNSET)
 
-        def _parse_num_partitions(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        num_partitions = cast(int | None | Unset, d.pop("num_partitions", UNSET))
 
-        num_partitions = _parse_num_partitions(d.pop("num_partitions", UNSET))
+        num_sub_vectors = cast(int | None | Unset, d.pop("num_sub_vectors", UNSET))
 
-        def _parse_num_sub_vectors(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        num_bits = cast(int | None | Unset, d.pop("num_bits", UNSET))
 
-        num_sub_vectors = _parse_num_sub_vectors(d.pop("num_sub_vectors", UNSET))
+        sample_rate = cast(int | None | Unset, d.pop("sample_rate", UNSET))
 
-        def _parse_num_bits(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        max_iterations = cast(int | None | Unset, d.pop("max_iterations", UNSET))
 
-        num_bits = _parse_num_bits(d.pop("num_bits", UNSET))
+        target_partition_size = cast(int | None | Unset, d.pop("target_partition_size", UNSET))
 
-        def _parse_sample_rate(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        m = cast(int | None | Unset, d.pop("m", UNSET))
 
-        sample_rate = _parse_sample_rate(d.pop("sample_rate", UNSET))
+        ef_construction = cast(int | None | Unset, d.pop("ef_construction", UNSET))
 
-        def _parse_max_iterations(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        with_position = cast(bool | None | Unset, d.pop("with_position", UNSET))
 
-        max_iterations = _parse_max_iterations(d.pop("max_iterations", UNSET))
+        base_tokenizer = cast(None | str | Unset, d.pop("base_tokenizer", UNSET))
 
-        def _parse_target_partition_size(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        language = cast(None | str | Unset, d.pop("language", UNSET))
 
-        target_partition_size = _parse_target_partition_size(d.pop("target_partition_size", UNSET))
+        max_token_length = cast(int | None | Unset, d.pop("max_token_length", UNSET))
 
-        def _parse_m(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        lower_case = cast(bool | None | Unset, d.pop("lower_case", UNSET))
 
-        m = _parse_m(d.pop("m", UNSET))
+        stem = cast(bool | None | Unset, d.pop("stem", UNSET))
 
-        def _parse_ef_construction(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        remove_stop_words = cast(bool | None | Unset, d.pop("remove_stop_words", UNSET))
 
-        ef_construction = _parse_ef_construction(d.pop("ef_construction", UNSET))
-
-        def _parse_with_position(data: object) -> bool | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(bool | None | Unset, data)
-
-        with_position = _parse_with_position(d.pop("with_position", UNSET))
-
-        def _parse_base_tokenizer(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        base_tokenizer = _parse_base_tokenizer(d.pop("base_tokenizer", UNSET))
-
-        def _parse_language(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        language = _parse_language(d.pop("language", UNSET))
-
-        def _parse_max_token_length(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        max_token_length = _parse_max_token_length(d.pop("max_token_length", UNSET))
-
-        def _parse_lower_case(data: object) -> bool | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(bool | None | Unset, data)
-
-        lower_case = _parse_lower_case(d.pop("lower_case", UNSET))
-
-        def _parse_stem(data: object) -> bool | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(bool | None | Unset, data)
-
-        stem = _parse_stem(d.pop("stem", UNSET))
-
-        def _parse_remove_stop_words(data: object) -> bool | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(bool | None | Unset, data)
-
-        remove_stop_words = _parse_remove_stop_words(d.pop("remove_stop_words", UNSET))
-
-        def _parse_ascii_folding(data: object) -> bool | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(bool | None | Unset, data)
-
-        ascii_folding = _parse_ascii_folding(d.pop("ascii_folding", UNSET))
+        ascii_folding = cast(bool | None | Unset, d.pop("ascii_folding", UNSET))
 
         create_table_index_request = cls(
             column=column,
@@ -482,3 +360,7 @@ class CreateTableIndexRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.identity import Identity

@@ -85,11 +85,6 @@ class CreateTableRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.create_table_request_properties import CreateTableRequestProperties
-        from ..models.create_table_request_storage_options import CreateTableRequestStorageOptions
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         _identity = d.pop("identity", UNSET)
         identity: Identity | Unset
@@ -150,3 +145,9 @@ class CreateTableRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.create_table_request_properties import CreateTableRequestProperties
+from ..models.create_table_request_storage_options import CreateTableRequestStorageOptions
+from ..models.identity import Identity

@@ -39,10 +39,6 @@ class CreateTableResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-        from ..models.create_table_response_properties import CreateTableResponseProperties
-        from ..models.create_table_response_storage_options import CreateTableResponseStorageOptions
-
         context: dict[str, Any] | None | Unset
         if isinstance(self.context, Unset):
             context = UNSET
@@ -105,10 +101,6 @@ class CreateTableResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.create_table_response_properties import CreateTableResponseProperties
-        from ..models.create_table_response_storage_options import CreateTableResponseStorageOptions
-
         d = dict(src_dict)
 
         def _parse_context(data: object) -> Context | None | Unset:
@@ -128,32 +120,11 @@ class CreateTableResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_transaction_id(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        transaction_id = cast(None | str | Unset, d.pop("transaction_id", UNSET))
 
-        transaction_id = _parse_transaction_id(d.pop("transaction_id", UNSET))
+        location = cast(None | str | Unset, d.pop("location", UNSET))
 
-        def _parse_location(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        location = _parse_location(d.pop("location", UNSET))
-
-        def _parse_version(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        version = _parse_version(d.pop("version", UNSET))
+        version = cast(int | None | Unset, d.pop("version", UNSET))
 
         def _parse_storage_options(data: object) -> CreateTableResponseStorageOptions | None | Unset:
             if data is None:
@@ -216,3 +187,8 @@ class CreateTableResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.create_table_response_properties import CreateTableResponseProperties
+from ..models.create_table_response_storage_options import CreateTableResponseStorageOptions

@@ -82,8 +82,6 @@ class CreateTableVersionEntry:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.create_table_version_entry_metadata import CreateTableVersionEntryMetadata
-
         d = dict(src_dict)
         id = cast(list[str], d.pop("id"))
 
@@ -135,3 +133,6 @@ class CreateTableVersionEntry:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.create_table_version_entry_metadata import CreateTableVersionEntryMetadata

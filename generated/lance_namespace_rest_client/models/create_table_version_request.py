@@ -107,10 +107,6 @@ class CreateTableVersionRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.create_table_version_request_metadata import CreateTableVersionRequestMetadata
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         version = d.pop("version")
 
@@ -178,3 +174,8 @@ class CreateTableVersionRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.create_table_version_request_metadata import CreateTableVersionRequestMetadata
+from ..models.identity import Identity

@@ -82,10 +82,6 @@ class DeclareTableRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.declare_table_request_properties import DeclareTableRequestProperties
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         _identity = d.pop("identity", UNSET)
         identity: Identity | Unset
@@ -141,3 +137,8 @@ class DeclareTableRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.declare_table_request_properties import DeclareTableRequestProperties
+from ..models.identity import Identity

@@ -40,10 +40,6 @@ class DeclareTableResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-        from ..models.declare_table_response_properties import DeclareTableResponseProperties
-        from ..models.declare_table_response_storage_options import DeclareTableResponseStorageOptions
-
         context: dict[str, Any] | None | Unset
         if isinstance(self.context, Unset):
             context = UNSET
@@ -106,10 +102,6 @@ class DeclareTableResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.declare_table_response_properties import DeclareTableResponseProperties
-        from ..models.declare_table_response_storage_options import DeclareTableResponseStorageOptions
-
         d = dict(src_dict)
 
         def _parse_context(data: object) -> Context | None | Unset:
@@ -129,23 +121,9 @@ class DeclareTableResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_transaction_id(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        transaction_id = cast(None | str | Unset, d.pop("transaction_id", UNSET))
 
-        transaction_id = _parse_transaction_id(d.pop("transaction_id", UNSET))
-
-        def _parse_location(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        location = _parse_location(d.pop("location", UNSET))
+        location = cast(None | str | Unset, d.pop("location", UNSET))
 
         def _parse_storage_options(data: object) -> DeclareTableResponseStorageOptions | None | Unset:
             if data is None:
@@ -181,14 +159,7 @@ class DeclareTableResponse:
 
         properties = _parse_properties(d.pop("properties", UNSET))
 
-        def _parse_managed_versioning(data: object) -> bool | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(bool | None | Unset, data)
-
-        managed_versioning = _parse_managed_versioning(d.pop("managed_versioning", UNSET))
+        managed_versioning = cast(bool | None | Unset, d.pop("managed_versioning", UNSET))
 
         declare_table_response = cls(
             context=context,
@@ -217,3 +188,8 @@ class DeclareTableResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.declare_table_response_properties import DeclareTableResponseProperties
+from ..models.declare_table_response_storage_options import DeclareTableResponseStorageOptions

@@ -75,9 +75,6 @@ class DeleteFromTableRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         predicate = d.pop("predicate")
 
@@ -125,3 +122,7 @@ class DeleteFromTableRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.identity import Identity

@@ -29,8 +29,6 @@ class DeleteTableTagResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         context: dict[str, Any] | None | Unset
         if isinstance(self.context, Unset):
             context = UNSET
@@ -57,8 +55,6 @@ class DeleteTableTagResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-
         d = dict(src_dict)
 
         def _parse_context(data: object) -> Context | None | Unset:
@@ -78,14 +74,7 @@ class DeleteTableTagResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_transaction_id(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        transaction_id = _parse_transaction_id(d.pop("transaction_id", UNSET))
+        transaction_id = cast(None | str | Unset, d.pop("transaction_id", UNSET))
 
         delete_table_tag_response = cls(
             context=context,
@@ -110,3 +99,6 @@ class DeleteTableTagResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context

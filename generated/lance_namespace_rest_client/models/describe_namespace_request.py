@@ -60,9 +60,6 @@ class DescribeNamespaceRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         _identity = d.pop("identity", UNSET)
         identity: Identity | Unset
@@ -104,3 +101,7 @@ class DescribeNamespaceRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.identity import Identity

@@ -30,9 +30,6 @@ class DescribeNamespaceResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-        from ..models.describe_namespace_response_properties import DescribeNamespaceResponseProperties
-
         context: dict[str, Any] | None | Unset
         if isinstance(self.context, Unset):
             context = UNSET
@@ -61,9 +58,6 @@ class DescribeNamespaceResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.describe_namespace_response_properties import DescribeNamespaceResponseProperties
-
         d = dict(src_dict)
 
         def _parse_context(data: object) -> Context | None | Unset:
@@ -123,3 +117,7 @@ class DescribeNamespaceResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.describe_namespace_response_properties import DescribeNamespaceResponseProperties

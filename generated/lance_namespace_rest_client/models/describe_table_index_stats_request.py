@@ -83,9 +83,6 @@ class DescribeTableIndexStatsRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         _identity = d.pop("identity", UNSET)
         identity: Identity | Unset
@@ -103,14 +100,7 @@ class DescribeTableIndexStatsRequest:
 
         id = cast(list[str], d.pop("id", UNSET))
 
-        def _parse_version(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        version = _parse_version(d.pop("version", UNSET))
+        version = cast(int | None | Unset, d.pop("version", UNSET))
 
         branch = d.pop("branch", UNSET)
 
@@ -143,3 +133,7 @@ class DescribeTableIndexStatsRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.identity import Identity

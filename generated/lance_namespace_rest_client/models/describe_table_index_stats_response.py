@@ -37,8 +37,6 @@ class DescribeTableIndexStatsResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         context: dict[str, Any] | None | Unset
         if isinstance(self.context, Unset):
             context = UNSET
@@ -97,8 +95,6 @@ class DescribeTableIndexStatsResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-
         d = dict(src_dict)
 
         def _parse_context(data: object) -> Context | None | Unset:
@@ -118,50 +114,15 @@ class DescribeTableIndexStatsResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_distance_type(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        distance_type = cast(None | str | Unset, d.pop("distance_type", UNSET))
 
-        distance_type = _parse_distance_type(d.pop("distance_type", UNSET))
+        index_type = cast(None | str | Unset, d.pop("index_type", UNSET))
 
-        def _parse_index_type(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        num_indexed_rows = cast(int | None | Unset, d.pop("num_indexed_rows", UNSET))
 
-        index_type = _parse_index_type(d.pop("index_type", UNSET))
+        num_unindexed_rows = cast(int | None | Unset, d.pop("num_unindexed_rows", UNSET))
 
-        def _parse_num_indexed_rows(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        num_indexed_rows = _parse_num_indexed_rows(d.pop("num_indexed_rows", UNSET))
-
-        def _parse_num_unindexed_rows(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        num_unindexed_rows = _parse_num_unindexed_rows(d.pop("num_unindexed_rows", UNSET))
-
-        def _parse_num_indices(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        num_indices = _parse_num_indices(d.pop("num_indices", UNSET))
+        num_indices = cast(int | None | Unset, d.pop("num_indices", UNSET))
 
         describe_table_index_stats_response = cls(
             context=context,
@@ -190,3 +151,6 @@ class DescribeTableIndexStatsResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context

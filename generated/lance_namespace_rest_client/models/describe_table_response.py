@@ -60,13 +60,6 @@ class DescribeTableResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-        from ..models.describe_table_response_metadata import DescribeTableResponseMetadata
-        from ..models.describe_table_response_properties import DescribeTableResponseProperties
-        from ..models.describe_table_response_storage_options import DescribeTableResponseStorageOptions
-        from ..models.json_arrow_schema import JsonArrowSchema
-        from ..models.table_basic_stats import TableBasicStats
-
         context: dict[str, Any] | None | Unset
         if isinstance(self.context, Unset):
             context = UNSET
@@ -194,13 +187,6 @@ class DescribeTableResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.describe_table_response_metadata import DescribeTableResponseMetadata
-        from ..models.describe_table_response_properties import DescribeTableResponseProperties
-        from ..models.describe_table_response_storage_options import DescribeTableResponseStorageOptions
-        from ..models.json_arrow_schema import JsonArrowSchema
-        from ..models.table_basic_stats import TableBasicStats
-
         d = dict(src_dict)
 
         def _parse_context(data: object) -> Context | None | Unset:
@@ -220,14 +206,7 @@ class DescribeTableResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_table(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        table = _parse_table(d.pop("table", UNSET))
+        table = cast(None | str | Unset, d.pop("table", UNSET))
 
         def _parse_namespace(data: object) -> list[str] | None | Unset:
             if data is None:
@@ -246,32 +225,11 @@ class DescribeTableResponse:
 
         namespace = _parse_namespace(d.pop("namespace", UNSET))
 
-        def _parse_version(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        version = cast(int | None | Unset, d.pop("version", UNSET))
 
-        version = _parse_version(d.pop("version", UNSET))
+        location = cast(None | str | Unset, d.pop("location", UNSET))
 
-        def _parse_location(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        location = _parse_location(d.pop("location", UNSET))
-
-        def _parse_table_uri(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        table_uri = _parse_table_uri(d.pop("table_uri", UNSET))
+        table_uri = cast(None | str | Unset, d.pop("table_uri", UNSET))
 
         def _parse_schema(data: object) -> JsonArrowSchema | None | Unset:
             if data is None:
@@ -358,23 +316,9 @@ class DescribeTableResponse:
 
         properties = _parse_properties(d.pop("properties", UNSET))
 
-        def _parse_managed_versioning(data: object) -> bool | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(bool | None | Unset, data)
+        managed_versioning = cast(bool | None | Unset, d.pop("managed_versioning", UNSET))
 
-        managed_versioning = _parse_managed_versioning(d.pop("managed_versioning", UNSET))
-
-        def _parse_is_only_declared(data: object) -> bool | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(bool | None | Unset, data)
-
-        is_only_declared = _parse_is_only_declared(d.pop("is_only_declared", UNSET))
+        is_only_declared = cast(bool | None | Unset, d.pop("is_only_declared", UNSET))
 
         describe_table_response = cls(
             context=context,
@@ -410,3 +354,11 @@ class DescribeTableResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.describe_table_response_metadata import DescribeTableResponseMetadata
+from ..models.describe_table_response_properties import DescribeTableResponseProperties
+from ..models.describe_table_response_storage_options import DescribeTableResponseStorageOptions
+from ..models.json_arrow_schema import JsonArrowSchema
+from ..models.table_basic_stats import TableBasicStats

@@ -30,8 +30,6 @@ class DescribeTableVersionResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         version = self.version.to_dict()
 
         context: dict[str, Any] | None | Unset
@@ -56,9 +54,6 @@ class DescribeTableVersionResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.table_version import TableVersion
-
         d = dict(src_dict)
         version = TableVersion.from_dict(d.pop("version"))
 
@@ -102,3 +97,7 @@ class DescribeTableVersionResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.table_version import TableVersion

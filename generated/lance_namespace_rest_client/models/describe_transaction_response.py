@@ -32,9 +32,6 @@ class DescribeTransactionResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-        from ..models.describe_transaction_response_properties import DescribeTransactionResponseProperties
-
         status = self.status
 
         context: dict[str, Any] | None | Unset
@@ -69,9 +66,6 @@ class DescribeTransactionResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.describe_transaction_response_properties import DescribeTransactionResponseProperties
-
         d = dict(src_dict)
         status = d.pop("status")
 
@@ -133,3 +127,7 @@ class DescribeTransactionResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.describe_transaction_response_properties import DescribeTransactionResponseProperties

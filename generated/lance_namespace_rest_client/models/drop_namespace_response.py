@@ -32,9 +32,6 @@ class DropNamespaceResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-        from ..models.drop_namespace_response_properties import DropNamespaceResponseProperties
-
         context: dict[str, Any] | None | Unset
         if isinstance(self.context, Unset):
             context = UNSET
@@ -74,9 +71,6 @@ class DropNamespaceResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.drop_namespace_response_properties import DropNamespaceResponseProperties
-
         d = dict(src_dict)
 
         def _parse_context(data: object) -> Context | None | Unset:
@@ -154,3 +148,7 @@ class DropNamespaceResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.drop_namespace_response_properties import DropNamespaceResponseProperties

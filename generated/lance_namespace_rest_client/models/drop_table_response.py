@@ -35,9 +35,6 @@ class DropTableResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-        from ..models.drop_table_response_properties import DropTableResponseProperties
-
         context: dict[str, Any] | None | Unset
         if isinstance(self.context, Unset):
             context = UNSET
@@ -93,9 +90,6 @@ class DropTableResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.drop_table_response_properties import DropTableResponseProperties
-
         d = dict(src_dict)
 
         def _parse_context(data: object) -> Context | None | Unset:
@@ -115,14 +109,7 @@ class DropTableResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_transaction_id(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        transaction_id = _parse_transaction_id(d.pop("transaction_id", UNSET))
+        transaction_id = cast(None | str | Unset, d.pop("transaction_id", UNSET))
 
         def _parse_id(data: object) -> list[str] | None | Unset:
             if data is None:
@@ -141,14 +128,7 @@ class DropTableResponse:
 
         id = _parse_id(d.pop("id", UNSET))
 
-        def _parse_location(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        location = _parse_location(d.pop("location", UNSET))
+        location = cast(None | str | Unset, d.pop("location", UNSET))
 
         def _parse_properties(data: object) -> DropTableResponseProperties | None | Unset:
             if data is None:
@@ -193,3 +173,7 @@ class DropTableResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.drop_table_response_properties import DropTableResponseProperties

@@ -40,8 +40,6 @@ class ErrorResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         code = self.code
 
         context: dict[str, Any] | None | Unset
@@ -90,8 +88,6 @@ class ErrorResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-
         d = dict(src_dict)
         code = d.pop("code")
 
@@ -112,32 +108,11 @@ class ErrorResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_error(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        error = cast(None | str | Unset, d.pop("error", UNSET))
 
-        error = _parse_error(d.pop("error", UNSET))
+        detail = cast(None | str | Unset, d.pop("detail", UNSET))
 
-        def _parse_detail(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        detail = _parse_detail(d.pop("detail", UNSET))
-
-        def _parse_instance(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        instance = _parse_instance(d.pop("instance", UNSET))
+        instance = cast(None | str | Unset, d.pop("instance", UNSET))
 
         error_response = cls(
             code=code,
@@ -165,3 +140,6 @@ class ErrorResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context

@@ -82,10 +82,6 @@ class ExplainTableQueryPlanRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.identity import Identity
-        from ..models.query_table_request import QueryTableRequest
-
         d = dict(src_dict)
         query = QueryTableRequest.from_dict(d.pop("query"))
 
@@ -136,3 +132,8 @@ class ExplainTableQueryPlanRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.identity import Identity
+from ..models.query_table_request import QueryTableRequest

@@ -29,8 +29,6 @@ class ExplainTableQueryPlanResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         plan = self.plan
 
         context: dict[str, Any] | None | Unset
@@ -55,8 +53,6 @@ class ExplainTableQueryPlanResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-
         d = dict(src_dict)
         plan = d.pop("plan")
 
@@ -100,3 +96,6 @@ class ExplainTableQueryPlanResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context

@@ -48,8 +48,6 @@ class FragmentStats:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.fragment_summary import FragmentSummary
-
         d = dict(src_dict)
         num_fragments = d.pop("num_fragments")
 
@@ -81,3 +79,6 @@ class FragmentStats:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.fragment_summary import FragmentSummary

@@ -76,12 +76,6 @@ class FtsQuery:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.boolean_query import BooleanQuery
-        from ..models.boost_query import BoostQuery
-        from ..models.match_query import MatchQuery
-        from ..models.multi_match_query import MultiMatchQuery
-        from ..models.phrase_query import PhraseQuery
-
         d = dict(src_dict)
         _match = d.pop("match", UNSET)
         match: MatchQuery | Unset
@@ -144,3 +138,10 @@ class FtsQuery:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.boolean_query import BooleanQuery
+from ..models.boost_query import BoostQuery
+from ..models.match_query import MatchQuery
+from ..models.multi_match_query import MultiMatchQuery
+from ..models.phrase_query import PhraseQuery

@@ -67,9 +67,6 @@ class GetTableStatsRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         _identity = d.pop("identity", UNSET)
         identity: Identity | Unset
@@ -114,3 +111,7 @@ class GetTableStatsRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.identity import Identity

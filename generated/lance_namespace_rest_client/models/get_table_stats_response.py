@@ -36,8 +36,6 @@ class GetTableStatsResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         total_bytes = self.total_bytes
 
         num_rows = self.num_rows
@@ -71,9 +69,6 @@ class GetTableStatsResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.fragment_stats import FragmentStats
-
         d = dict(src_dict)
         total_bytes = d.pop("total_bytes")
 
@@ -126,3 +121,7 @@ class GetTableStatsResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.fragment_stats import FragmentStats

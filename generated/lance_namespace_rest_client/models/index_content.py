@@ -153,59 +153,17 @@ class IndexContent:
 
         status = d.pop("status")
 
-        def _parse_index_type(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        index_type = cast(None | str | Unset, d.pop("index_type", UNSET))
 
-        index_type = _parse_index_type(d.pop("index_type", UNSET))
+        type_url = cast(None | str | Unset, d.pop("type_url", UNSET))
 
-        def _parse_type_url(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        num_indexed_rows = cast(int | None | Unset, d.pop("num_indexed_rows", UNSET))
 
-        type_url = _parse_type_url(d.pop("type_url", UNSET))
+        num_unindexed_rows = cast(int | None | Unset, d.pop("num_unindexed_rows", UNSET))
 
-        def _parse_num_indexed_rows(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        size_bytes = cast(int | None | Unset, d.pop("size_bytes", UNSET))
 
-        num_indexed_rows = _parse_num_indexed_rows(d.pop("num_indexed_rows", UNSET))
-
-        def _parse_num_unindexed_rows(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        num_unindexed_rows = _parse_num_unindexed_rows(d.pop("num_unindexed_rows", UNSET))
-
-        def _parse_size_bytes(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        size_bytes = _parse_size_bytes(d.pop("size_bytes", UNSET))
-
-        def _parse_num_segments(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        num_segments = _parse_num_segments(d.pop("num_segments", UNSET))
+        num_segments = cast(int | None | Unset, d.pop("num_segments", UNSET))
 
         def _parse_created_at(data: object) -> datetime.datetime | None | Unset:
             if data is None:
@@ -224,23 +182,9 @@ class IndexContent:
 
         created_at = _parse_created_at(d.pop("created_at", UNSET))
 
-        def _parse_index_version(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        index_version = cast(int | None | Unset, d.pop("index_version", UNSET))
 
-        index_version = _parse_index_version(d.pop("index_version", UNSET))
-
-        def _parse_index_details(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        index_details = _parse_index_details(d.pop("index_details", UNSET))
+        index_details = cast(None | str | Unset, d.pop("index_details", UNSET))
 
         index_content = cls(
             index_name=index_name,

@@ -67,8 +67,6 @@ class JsonArrowDataType:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.json_arrow_field import JsonArrowField
-
         d = dict(src_dict)
         type_ = d.pop("type")
 
@@ -94,14 +92,7 @@ class JsonArrowDataType:
 
         fields = _parse_fields(d.pop("fields", UNSET))
 
-        def _parse_length(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        length = _parse_length(d.pop("length", UNSET))
+        length = cast(int | None | Unset, d.pop("length", UNSET))
 
         json_arrow_data_type = cls(
             type_=type_,
@@ -127,3 +118,6 @@ class JsonArrowDataType:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.json_arrow_field import JsonArrowField

@@ -34,8 +34,6 @@ class JsonArrowField:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.json_arrow_field_metadata import JsonArrowFieldMetadata
-
         name = self.name
 
         nullable = self.nullable
@@ -66,9 +64,6 @@ class JsonArrowField:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.json_arrow_data_type import JsonArrowDataType
-        from ..models.json_arrow_field_metadata import JsonArrowFieldMetadata
-
         d = dict(src_dict)
         name = d.pop("name")
 
@@ -118,3 +113,7 @@ class JsonArrowField:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.json_arrow_data_type import JsonArrowDataType
+from ..models.json_arrow_field_metadata import JsonArrowFieldMetadata

@@ -30,8 +30,6 @@ class JsonArrowSchema:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.json_arrow_schema_metadata import JsonArrowSchemaMetadata
-
         fields = []
         for fields_item_data in self.fields:
             fields_item = fields_item_data.to_dict()
@@ -59,9 +57,6 @@ class JsonArrowSchema:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.json_arrow_field import JsonArrowField
-        from ..models.json_arrow_schema_metadata import JsonArrowSchemaMetadata
-
         d = dict(src_dict)
         fields = []
         _fields = d.pop("fields")
@@ -110,3 +105,7 @@ class JsonArrowSchema:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.json_arrow_field import JsonArrowField
+from ..models.json_arrow_schema_metadata import JsonArrowSchemaMetadata

@@ -32,8 +32,6 @@ class ListNamespacesResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         namespaces = self.namespaces
 
         context: dict[str, Any] | None | Unset
@@ -66,8 +64,6 @@ class ListNamespacesResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-
         d = dict(src_dict)
         namespaces = cast(list[str], d.pop("namespaces"))
 
@@ -88,14 +84,7 @@ class ListNamespacesResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_page_token(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        page_token = _parse_page_token(d.pop("page_token", UNSET))
+        page_token = cast(None | str | Unset, d.pop("page_token", UNSET))
 
         list_namespaces_response = cls(
             namespaces=namespaces,
@@ -121,3 +110,6 @@ class ListNamespacesResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context

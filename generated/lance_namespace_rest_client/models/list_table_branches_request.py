@@ -83,9 +83,6 @@ class ListTableBranchesRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         _identity = d.pop("identity", UNSET)
         identity: Identity | Unset
@@ -103,23 +100,9 @@ class ListTableBranchesRequest:
 
         id = cast(list[str], d.pop("id", UNSET))
 
-        def _parse_page_token(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        page_token = cast(None | str | Unset, d.pop("page_token", UNSET))
 
-        page_token = _parse_page_token(d.pop("page_token", UNSET))
-
-        def _parse_limit(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        limit = _parse_limit(d.pop("limit", UNSET))
+        limit = cast(int | None | Unset, d.pop("limit", UNSET))
 
         list_table_branches_request = cls(
             identity=identity,
@@ -147,3 +130,7 @@ class ListTableBranchesRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.identity import Identity

@@ -27,8 +27,6 @@ class ListTableBranchesResponseBranches:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.branch_contents import BranchContents
-
         d = dict(src_dict)
         list_table_branches_response_branches = cls()
 
@@ -56,3 +54,6 @@ class ListTableBranchesResponseBranches:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.branch_contents import BranchContents

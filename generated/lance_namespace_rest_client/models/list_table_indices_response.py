@@ -32,8 +32,6 @@ class ListTableIndicesResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         indexes = []
         for indexes_item_data in self.indexes:
             indexes_item = indexes_item_data.to_dict()
@@ -69,9 +67,6 @@ class ListTableIndicesResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.index_content import IndexContent
-
         d = dict(src_dict)
         indexes = []
         _indexes = d.pop("indexes")
@@ -97,14 +92,7 @@ class ListTableIndicesResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_page_token(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        page_token = _parse_page_token(d.pop("page_token", UNSET))
+        page_token = cast(None | str | Unset, d.pop("page_token", UNSET))
 
         list_table_indices_response = cls(
             indexes=indexes,
@@ -130,3 +118,7 @@ class ListTableIndicesResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.index_content import IndexContent

@@ -32,8 +32,6 @@ class ListTableTagsResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         tags = self.tags.to_dict()
 
         context: dict[str, Any] | None | Unset
@@ -66,9 +64,6 @@ class ListTableTagsResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.list_table_tags_response_tags import ListTableTagsResponseTags
-
         d = dict(src_dict)
         tags = ListTableTagsResponseTags.from_dict(d.pop("tags"))
 
@@ -89,14 +84,7 @@ class ListTableTagsResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_page_token(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        page_token = _parse_page_token(d.pop("page_token", UNSET))
+        page_token = cast(None | str | Unset, d.pop("page_token", UNSET))
 
         list_table_tags_response = cls(
             tags=tags,
@@ -122,3 +110,7 @@ class ListTableTagsResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.list_table_tags_response_tags import ListTableTagsResponseTags

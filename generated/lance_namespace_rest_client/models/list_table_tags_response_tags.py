@@ -27,8 +27,6 @@ class ListTableTagsResponseTags:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.tag_contents import TagContents
-
         d = dict(src_dict)
         list_table_tags_response_tags = cls()
 
@@ -56,3 +54,6 @@ class ListTableTagsResponseTags:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.tag_contents import TagContents

@@ -33,8 +33,6 @@ class ListTableVersionsResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         versions = []
         for versions_item_data in self.versions:
             versions_item = versions_item_data.to_dict()
@@ -70,9 +68,6 @@ class ListTableVersionsResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.table_version import TableVersion
-
         d = dict(src_dict)
         versions = []
         _versions = d.pop("versions")
@@ -98,14 +93,7 @@ class ListTableVersionsResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_page_token(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        page_token = _parse_page_token(d.pop("page_token", UNSET))
+        page_token = cast(None | str | Unset, d.pop("page_token", UNSET))
 
         list_table_versions_response = cls(
             versions=versions,
@@ -131,3 +119,7 @@ class ListTableVersionsResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.table_version import TableVersion

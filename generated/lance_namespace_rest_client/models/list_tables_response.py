@@ -33,8 +33,6 @@ class ListTablesResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         tables = self.tables
 
         context: dict[str, Any] | None | Unset
@@ -67,8 +65,6 @@ class ListTablesResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-
         d = dict(src_dict)
         tables = cast(list[str], d.pop("tables"))
 
@@ -89,14 +85,7 @@ class ListTablesResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_page_token(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        page_token = _parse_page_token(d.pop("page_token", UNSET))
+        page_token = cast(None | str | Unset, d.pop("page_token", UNSET))
 
         list_tables_response = cls(
             tables=tables,
@@ -122,3 +111,6 @@ class ListTablesResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context

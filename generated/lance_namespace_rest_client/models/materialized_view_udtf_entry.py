@@ -55,10 +55,6 @@ class MaterializedViewUdtfEntry:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.materialized_view_udtf_entry_error_handling_type_0 import (
-            MaterializedViewUdtfEntryErrorHandlingType0,
-        )
-
         kind = self.kind.value
 
         udtf = self.udtf
@@ -170,10 +166,6 @@ class MaterializedViewUdtfEntry:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.materialized_view_udtf_entry_error_handling_type_0 import (
-            MaterializedViewUdtfEntryErrorHandlingType0,
-        )
-
         d = dict(src_dict)
         kind = MaterializedViewUdtfEntryKind(d.pop("kind"))
 
@@ -202,50 +194,15 @@ class MaterializedViewUdtfEntry:
 
         input_columns = _parse_input_columns(d.pop("input_columns", UNSET))
 
-        def _parse_partition_by(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        partition_by = cast(None | str | Unset, d.pop("partition_by", UNSET))
 
-        partition_by = _parse_partition_by(d.pop("partition_by", UNSET))
+        partition_by_indexed_column = cast(None | str | Unset, d.pop("partition_by_indexed_column", UNSET))
 
-        def _parse_partition_by_indexed_column(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        num_cpus = cast(float | None | Unset, d.pop("num_cpus", UNSET))
 
-        partition_by_indexed_column = _parse_partition_by_indexed_column(d.pop("partition_by_indexed_column", UNSET))
+        num_gpus = cast(float | None | Unset, d.pop("num_gpus", UNSET))
 
-        def _parse_num_cpus(data: object) -> float | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(float | None | Unset, data)
-
-        num_cpus = _parse_num_cpus(d.pop("num_cpus", UNSET))
-
-        def _parse_num_gpus(data: object) -> float | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(float | None | Unset, data)
-
-        num_gpus = _parse_num_gpus(d.pop("num_gpus", UNSET))
-
-        def _parse_memory(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        memory = _parse_memory(d.pop("memory", UNSET))
+        memory = cast(int | None | Unset, d.pop("memory", UNSET))
 
         def _parse_error_handling(data: object) -> MaterializedViewUdtfEntryErrorHandlingType0 | None | Unset:
             if data is None:
@@ -264,32 +221,11 @@ class MaterializedViewUdtfEntry:
 
         error_handling = _parse_error_handling(d.pop("error_handling", UNSET))
 
-        def _parse_batch(data: object) -> bool | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(bool | None | Unset, data)
+        batch = cast(bool | None | Unset, d.pop("batch", UNSET))
 
-        batch = _parse_batch(d.pop("batch", UNSET))
+        manifest = cast(None | str | Unset, d.pop("manifest", UNSET))
 
-        def _parse_manifest(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        manifest = _parse_manifest(d.pop("manifest", UNSET))
-
-        def _parse_manifest_checksum(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        manifest_checksum = _parse_manifest_checksum(d.pop("manifest_checksum", UNSET))
+        manifest_checksum = cast(None | str | Unset, d.pop("manifest_checksum", UNSET))
 
         materialized_view_udtf_entry = cls(
             kind=kind,
@@ -327,3 +263,6 @@ class MaterializedViewUdtfEntry:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.materialized_view_udtf_entry_error_handling_type_0 import MaterializedViewUdtfEntryErrorHandlingType0

@@ -37,8 +37,6 @@ class MergeInsertIntoTableResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         context: dict[str, Any] | None | Unset
         if isinstance(self.context, Unset):
             context = UNSET
@@ -97,8 +95,6 @@ class MergeInsertIntoTableResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-
         d = dict(src_dict)
 
         def _parse_context(data: object) -> Context | None | Unset:
@@ -118,50 +114,15 @@ class MergeInsertIntoTableResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_transaction_id(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        transaction_id = cast(None | str | Unset, d.pop("transaction_id", UNSET))
 
-        transaction_id = _parse_transaction_id(d.pop("transaction_id", UNSET))
+        num_updated_rows = cast(int | None | Unset, d.pop("num_updated_rows", UNSET))
 
-        def _parse_num_updated_rows(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        num_inserted_rows = cast(int | None | Unset, d.pop("num_inserted_rows", UNSET))
 
-        num_updated_rows = _parse_num_updated_rows(d.pop("num_updated_rows", UNSET))
+        num_deleted_rows = cast(int | None | Unset, d.pop("num_deleted_rows", UNSET))
 
-        def _parse_num_inserted_rows(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        num_inserted_rows = _parse_num_inserted_rows(d.pop("num_inserted_rows", UNSET))
-
-        def _parse_num_deleted_rows(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        num_deleted_rows = _parse_num_deleted_rows(d.pop("num_deleted_rows", UNSET))
-
-        def _parse_version(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        version = _parse_version(d.pop("version", UNSET))
+        version = cast(int | None | Unset, d.pop("version", UNSET))
 
         merge_insert_into_table_response = cls(
             context=context,
@@ -190,3 +151,6 @@ class MergeInsertIntoTableResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context

@@ -41,8 +41,6 @@ class MultiMatchQuery:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.match_query import MatchQuery
-
         d = dict(src_dict)
         match_queries = []
         _match_queries = d.pop("match_queries")
@@ -73,3 +71,6 @@ class MultiMatchQuery:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.match_query import MatchQuery

@@ -65,9 +65,6 @@ class PartitionField:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.json_arrow_data_type import JsonArrowDataType
-        from ..models.partition_transform import PartitionTransform
-
         d = dict(src_dict)
         field_id = d.pop("field_id")
 
@@ -110,3 +107,7 @@ class PartitionField:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.json_arrow_data_type import JsonArrowDataType
+from ..models.partition_transform import PartitionTransform

@@ -46,8 +46,6 @@ class PartitionSpec:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.partition_field import PartitionField
-
         d = dict(src_dict)
         id = d.pop("id")
 
@@ -81,3 +79,6 @@ class PartitionSpec:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.partition_field import PartitionField

@@ -76,10 +76,6 @@ class QueryTableRequest:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.query_table_request_columns import QueryTableRequestColumns
-        from ..models.query_table_request_full_text_query import QueryTableRequestFullTextQuery
-        from ..models.query_table_request_vector import QueryTableRequestVector
-
         k = self.k
 
         vector: dict[str, Any] | None
@@ -199,12 +195,6 @@ class QueryTableRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.identity import Identity
-        from ..models.query_table_request_columns import QueryTableRequestColumns
-        from ..models.query_table_request_full_text_query import QueryTableRequestFullTextQuery
-        from ..models.query_table_request_vector import QueryTableRequestVector
-
         d = dict(src_dict)
         k = d.pop("k")
 
@@ -346,3 +336,10 @@ class QueryTableRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.identity import Identity
+from ..models.query_table_request_columns import QueryTableRequestColumns
+from ..models.query_table_request_full_text_query import QueryTableRequestFullTextQuery
+from ..models.query_table_request_vector import QueryTableRequestVector

@@ -48,8 +48,6 @@ class QueryTableRequestColumns:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.query_table_request_columns_column_aliases import QueryTableRequestColumnsColumnAliases
-
         d = dict(src_dict)
         column_names = cast(list[str], d.pop("column_names", UNSET))
 
@@ -83,3 +81,6 @@ class QueryTableRequestColumns:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.query_table_request_columns_column_aliases import QueryTableRequestColumnsColumnAliases

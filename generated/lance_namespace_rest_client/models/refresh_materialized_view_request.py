@@ -141,9 +141,6 @@ class RefreshMaterializedViewRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.identity import Identity
-
         d = dict(src_dict)
         _identity = d.pop("identity", UNSET)
         identity: Identity | Unset
@@ -161,77 +158,21 @@ class RefreshMaterializedViewRequest:
 
         id = cast(list[str], d.pop("id", UNSET))
 
-        def _parse_src_version(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        src_version = cast(int | None | Unset, d.pop("src_version", UNSET))
 
-        src_version = _parse_src_version(d.pop("src_version", UNSET))
+        max_rows_per_fragment = cast(int | None | Unset, d.pop("max_rows_per_fragment", UNSET))
 
-        def _parse_max_rows_per_fragment(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        concurrency = cast(int | None | Unset, d.pop("concurrency", UNSET))
 
-        max_rows_per_fragment = _parse_max_rows_per_fragment(d.pop("max_rows_per_fragment", UNSET))
+        intra_applier_concurrency = cast(int | None | Unset, d.pop("intra_applier_concurrency", UNSET))
 
-        def _parse_concurrency(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        source_task_size = cast(int | None | Unset, d.pop("source_task_size", UNSET))
 
-        concurrency = _parse_concurrency(d.pop("concurrency", UNSET))
+        cluster = cast(None | str | Unset, d.pop("cluster", UNSET))
 
-        def _parse_intra_applier_concurrency(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        output_limit = cast(int | None | Unset, d.pop("output_limit", UNSET))
 
-        intra_applier_concurrency = _parse_intra_applier_concurrency(d.pop("intra_applier_concurrency", UNSET))
-
-        def _parse_source_task_size(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        source_task_size = _parse_source_task_size(d.pop("source_task_size", UNSET))
-
-        def _parse_cluster(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        cluster = _parse_cluster(d.pop("cluster", UNSET))
-
-        def _parse_output_limit(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        output_limit = _parse_output_limit(d.pop("output_limit", UNSET))
-
-        def _parse_manifest(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        manifest = _parse_manifest(d.pop("manifest", UNSET))
+        manifest = cast(None | str | Unset, d.pop("manifest", UNSET))
 
         refresh_materialized_view_request = cls(
             identity=identity,
@@ -265,3 +206,7 @@ class RefreshMaterializedViewRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.identity import Identity

@@ -29,8 +29,6 @@ class RefreshMaterializedViewResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-
         job_id = self.job_id
 
         context: dict[str, Any] | None | Unset
@@ -55,8 +53,6 @@ class RefreshMaterializedViewResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-
         d = dict(src_dict)
         job_id = d.pop("job_id")
 
@@ -100,3 +96,6 @@ class RefreshMaterializedViewResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context

@@ -84,10 +84,6 @@ class RegisterTableRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.identity import Identity
-        from ..models.register_table_request_properties import RegisterTableRequestProperties
-
         d = dict(src_dict)
         location = d.pop("location")
 
@@ -143,3 +139,8 @@ class RegisterTableRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.identity import Identity
+from ..models.register_table_request_properties import RegisterTableRequestProperties

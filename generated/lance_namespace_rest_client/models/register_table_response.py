@@ -33,9 +33,6 @@ class RegisterTableResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-        from ..models.register_table_response_properties import RegisterTableResponseProperties
-
         context: dict[str, Any] | None | Unset
         if isinstance(self.context, Unset):
             context = UNSET
@@ -80,9 +77,6 @@ class RegisterTableResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.register_table_response_properties import RegisterTableResponseProperties
-
         d = dict(src_dict)
 
         def _parse_context(data: object) -> Context | None | Unset:
@@ -102,23 +96,9 @@ class RegisterTableResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_transaction_id(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
+        transaction_id = cast(None | str | Unset, d.pop("transaction_id", UNSET))
 
-        transaction_id = _parse_transaction_id(d.pop("transaction_id", UNSET))
-
-        def _parse_location(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        location = _parse_location(d.pop("location", UNSET))
+        location = cast(None | str | Unset, d.pop("location", UNSET))
 
         def _parse_properties(data: object) -> None | RegisterTableResponseProperties | Unset:
             if data is None:
@@ -162,3 +142,7 @@ class RegisterTableResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.register_table_response_properties import RegisterTableResponseProperties

@@ -38,8 +38,6 @@ class StructuredFtsQuery:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.fts_query import FtsQuery
-
         d = dict(src_dict)
         query = FtsQuery.from_dict(d.pop("query"))
 
@@ -65,3 +63,6 @@ class StructuredFtsQuery:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.fts_query import FtsQuery

@@ -36,8 +36,6 @@ class TableVersion:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.table_version_metadata import TableVersionMetadata
-
         version = self.version
 
         manifest_path = self.manifest_path
@@ -89,39 +87,16 @@ class TableVersion:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.table_version_metadata import TableVersionMetadata
-
         d = dict(src_dict)
         version = d.pop("version")
 
         manifest_path = d.pop("manifest_path")
 
-        def _parse_manifest_size(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        manifest_size = cast(int | None | Unset, d.pop("manifest_size", UNSET))
 
-        manifest_size = _parse_manifest_size(d.pop("manifest_size", UNSET))
+        e_tag = cast(None | str | Unset, d.pop("e_tag", UNSET))
 
-        def _parse_e_tag(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        e_tag = _parse_e_tag(d.pop("e_tag", UNSET))
-
-        def _parse_timestamp_millis(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
-
-        timestamp_millis = _parse_timestamp_millis(d.pop("timestamp_millis", UNSET))
+        timestamp_millis = cast(int | None | Unset, d.pop("timestamp_millis", UNSET))
 
         def _parse_metadata(data: object) -> None | TableVersionMetadata | Unset:
             if data is None:
@@ -167,3 +142,6 @@ class TableVersion:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.table_version_metadata import TableVersionMetadata

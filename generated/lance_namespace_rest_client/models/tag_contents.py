@@ -56,14 +56,7 @@ class TagContents:
 
         manifest_size = d.pop("manifestSize")
 
-        def _parse_branch(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        branch = _parse_branch(d.pop("branch", UNSET))
+        branch = cast(None | str | Unset, d.pop("branch", UNSET))
 
         tag_contents = cls(
             version=version,

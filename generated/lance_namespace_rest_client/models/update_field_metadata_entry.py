@@ -55,21 +55,12 @@ class UpdateFieldMetadataEntry:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.update_field_metadata_entry_metadata import UpdateFieldMetadataEntryMetadata
-
         d = dict(src_dict)
         path = d.pop("path")
 
         metadata = UpdateFieldMetadataEntryMetadata.from_dict(d.pop("metadata"))
 
-        def _parse_replace(data: object) -> bool | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(bool | None | Unset, data)
-
-        replace = _parse_replace(d.pop("replace", UNSET))
+        replace = cast(bool | None | Unset, d.pop("replace", UNSET))
 
         update_field_metadata_entry = cls(
             path=path,
@@ -95,3 +86,6 @@ class UpdateFieldMetadataEntry:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.update_field_metadata_entry_metadata import UpdateFieldMetadataEntryMetadata

@@ -28,13 +28,7 @@ class UpdateFieldMetadataEntryMetadata:
 
         additional_properties = {}
         for prop_name, prop_dict in d.items():
-
-            def _parse_additional_property(data: object) -> None | str:
-                if data is None:
-                    return data
-                return cast(None | str, data)
-
-            additional_property = _parse_additional_property(prop_dict)
+            additional_property = cast(None | str, prop_dict)
 
             additional_properties[prop_name] = additional_property
 

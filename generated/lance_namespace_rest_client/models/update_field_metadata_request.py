@@ -79,10 +79,6 @@ class UpdateFieldMetadataRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.identity import Identity
-        from ..models.update_field_metadata_entry import UpdateFieldMetadataEntry
-
         d = dict(src_dict)
         updates = []
         _updates = d.pop("updates")
@@ -135,3 +131,8 @@ class UpdateFieldMetadataRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.identity import Identity
+from ..models.update_field_metadata_entry import UpdateFieldMetadataEntry

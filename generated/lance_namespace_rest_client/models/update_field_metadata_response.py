@@ -32,9 +32,6 @@ class UpdateFieldMetadataResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-        from ..models.update_field_metadata_response_fields import UpdateFieldMetadataResponseFields
-
         version = self.version
 
         context: dict[str, Any] | None | Unset
@@ -69,9 +66,6 @@ class UpdateFieldMetadataResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.update_field_metadata_response_fields import UpdateFieldMetadataResponseFields
-
         d = dict(src_dict)
         version = d.pop("version")
 
@@ -133,3 +127,7 @@ class UpdateFieldMetadataResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.update_field_metadata_response_fields import UpdateFieldMetadataResponseFields

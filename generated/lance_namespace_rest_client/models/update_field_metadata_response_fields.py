@@ -31,10 +31,6 @@ class UpdateFieldMetadataResponseFields:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.update_field_metadata_response_fields_additional_property import (
-            UpdateFieldMetadataResponseFieldsAdditionalProperty,
-        )
-
         d = dict(src_dict)
         update_field_metadata_response_fields = cls()
 
@@ -62,3 +58,8 @@ class UpdateFieldMetadataResponseFields:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.update_field_metadata_response_fields_additional_property import (
+    UpdateFieldMetadataResponseFieldsAdditionalProperty,
+)

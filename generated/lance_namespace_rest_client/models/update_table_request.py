@@ -98,10 +98,6 @@ class UpdateTableRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.identity import Identity
-        from ..models.update_table_request_properties import UpdateTableRequestProperties
-
         d = dict(src_dict)
         updates = []
         _updates = d.pop("updates")
@@ -128,14 +124,7 @@ class UpdateTableRequest:
 
         branch = d.pop("branch", UNSET)
 
-        def _parse_predicate(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        predicate = _parse_predicate(d.pop("predicate", UNSET))
+        predicate = cast(None | str | Unset, d.pop("predicate", UNSET))
 
         _properties = d.pop("properties", UNSET)
         properties: UpdateTableRequestProperties | Unset
@@ -172,3 +161,8 @@ class UpdateTableRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.identity import Identity
+from ..models.update_table_request_properties import UpdateTableRequestProperties

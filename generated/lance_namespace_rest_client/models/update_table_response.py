@@ -36,9 +36,6 @@ class UpdateTableResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-        from ..models.update_table_response_properties import UpdateTableResponseProperties
-
         updated_rows = self.updated_rows
 
         version = self.version
@@ -84,9 +81,6 @@ class UpdateTableResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.update_table_response_properties import UpdateTableResponseProperties
-
         d = dict(src_dict)
         updated_rows = d.pop("updated_rows")
 
@@ -109,14 +103,7 @@ class UpdateTableResponse:
 
         context = _parse_context(d.pop("context", UNSET))
 
-        def _parse_transaction_id(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        transaction_id = _parse_transaction_id(d.pop("transaction_id", UNSET))
+        transaction_id = cast(None | str | Unset, d.pop("transaction_id", UNSET))
 
         def _parse_properties(data: object) -> None | Unset | UpdateTableResponseProperties:
             if data is None:
@@ -161,3 +148,7 @@ class UpdateTableResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.update_table_response_properties import UpdateTableResponseProperties

@@ -76,10 +76,6 @@ class UpdateTableSchemaMetadataRequest:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.identity import Identity
-        from ..models.update_table_schema_metadata_request_metadata import UpdateTableSchemaMetadataRequestMetadata
-
         d = dict(src_dict)
         _identity = d.pop("identity", UNSET)
         identity: Identity | Unset
@@ -132,3 +128,8 @@ class UpdateTableSchemaMetadataRequest:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.identity import Identity
+from ..models.update_table_schema_metadata_request_metadata import UpdateTableSchemaMetadataRequestMetadata

@@ -32,9 +32,6 @@ class UpdateTableSchemaMetadataResponse:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.context import Context
-        from ..models.update_table_schema_metadata_response_metadata import UpdateTableSchemaMetadataResponseMetadata
-
         context: dict[str, Any] | None | Unset
         if isinstance(self.context, Unset):
             context = UNSET
@@ -71,9 +68,6 @@ class UpdateTableSchemaMetadataResponse:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
-        from ..models.context import Context
-        from ..models.update_table_schema_metadata_response_metadata import UpdateTableSchemaMetadataResponseMetadata
-
         d = dict(src_dict)
 
         def _parse_context(data: object) -> Context | None | Unset:
@@ -110,14 +104,7 @@ class UpdateTableSchemaMetadataResponse:
 
         metadata = _parse_metadata(d.pop("metadata", UNSET))
 
-        def _parse_transaction_id(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        transaction_id = _parse_transaction_id(d.pop("transaction_id", UNSET))
+        transaction_id = cast(None | str | Unset, d.pop("transaction_id", UNSET))
 
         update_table_schema_metadata_response = cls(
             context=context,
@@ -143,3 +130,7 @@ class UpdateTableSchemaMetadataResponse:
 
     def __contains__(self, key: str) -> bool:
         return key in self.additional_properties
+
+
+from ..models.context import Context
+from ..models.update_table_schema_metadata_response_metadata import UpdateTableSchemaMetadataResponseMetadata
