@@ -25,6 +25,14 @@ One place owns the policy, like openai-python's base client:
 * errors: the body's ``ErrorResponse.code`` decides the exception, else the
   HTTP status; a body that is not JSON (a proxy's HTML 502) is still typed.
 
+**Two paths, one policy.** A call goes through httpx's objects (``httpx.Request``,
+the auth flow, the retrying transport, ``httpx.Response``) on any wire, or, on the
+lean wire, straight from request bytes to answer bytes (:meth:`HttpTransport.exchange`,
+the least client CPU per call: benchmarks/client_cpu.py). Both run the
+same pieces: the headers ``_Client`` merges, ``_Auth``'s credentials and 401
+refresh, ``_RetryingTransport.attempts`` and ``_http_body.read_limited``;
+tests/test_http_wire.py holds both to the same rules and the same request bytes.
+
 **Ambiguous retries.** A non-idempotent call (a create) that failed after its
 request may have reached the server (a 502/504, a connection reset while
 reading) and is then retried can see ``AlreadyExists`` caused by its own first
@@ -1213,7 +1221,7 @@ class HttpTransport:
         The httpx path (``client().request``) builds an ``httpx.Request``, runs the
         auth flow, the retrying transport and the bounded read, and wraps the answer
         in an ``httpx.Response``; this sends the same request bytes
-        (tests/test_http_direct.py compares them) through the same pieces: the
+        (tests/test_http_wire.py compares them) through the same pieces: the
         headers :class:`_Client` merges, :class:`_Auth`'s credentials and 401
         refresh, :meth:`_RetryingTransport.attempts` and
         :func:`._http_body.read_limited`. ``None`` when this client cannot take it

@@ -8,8 +8,11 @@ own request and response objects, tracing hooks, timers per read, cookie and
 redirect handling that httpx above already owns); in benchmarks/client_cpu.py
 this wire spends a fraction of their client CPU per call.
 
-httpx (auth, retries, timeouts, cookies; the bounded body read) stays on top,
-so the policy is the one both other wires are held to (tests/test_http_wire.py):
+The transport's policy (auth, retries, timeouts, cookies; the bounded body read)
+stays on top, either through httpx's objects (:meth:`LeanPool.handle_async_request`)
+or from request bytes to answer bytes (:meth:`LeanPool.exchange`, the transport's
+direct path), so the policy is the one both other wires are held to
+(tests/test_http_wire.py):
 
 * connect failures and pool timeouts are "not sent" (``ConnectError``,
   ``ConnectTimeout``, ``PoolTimeout``); a connection lost, reset or answering
