@@ -507,17 +507,25 @@ class LeanPool(httpx.AsyncBaseTransport):
         return connection
 
     def release(self, key: _Key, connection: _Connection | None) -> None:
-        """A connection done with: kept idle for the next call, or its slot freed."""
-        if connection is not None and asyncio.get_running_loop() is self._loop:
+        """A connection done with: kept idle for the next call, or its slot freed.
+
+        From another loop than the pool's (a body read after the pool moved on to a
+        new loop), the connection belongs to no pool any more: it is closed.
+        """
+        if asyncio.get_running_loop() is not self._loop:
+            if connection is not None:
+                with contextlib.suppress(RuntimeError):  # its loop may be closed
+                    connection.close()
+            return
+        if connection is not None:
             idle = self._idle.setdefault(key, [])
             if len(idle) < self._max_idle:
                 idle.append(connection)
                 self._wake_one()
                 return
             connection.close()
-        if asyncio.get_running_loop() is self._loop:
-            self._open -= 1
-            self._wake_one()
+        self._open -= 1
+        self._wake_one()
 
     def _head(self, request: httpx.Request, chunked: bool) -> bytes:
         url = request.url

@@ -840,3 +840,41 @@ async def test_a_cookie_the_catalog_sets_is_sent_back(scripted: ScriptedServer, 
             await ns.list_tables({"id": ["a"]})
     assert b"cookie: session=s1" not in scripted.heads[0].lower()
     assert all(b"cookie: session=s1" in head.lower() for head in scripted.heads[1:])
+
+
+def test_a_connection_released_on_another_loop_is_closed_not_leaked() -> None:
+    """A body finished on a loop other than the pool's: its connection joins no pool and
+    is closed, instead of staying open with nobody to close it."""
+    from lance_namespace_async._http import HttpConfig
+    from lance_namespace_async._http_lean import LeanPool
+
+    pool = LeanPool(False, HttpConfig.from_properties({}))
+
+    async def open_one() -> tuple[ScriptedServer, object, object]:
+        server = await _serve()
+        port = int(server.url.rsplit(":", 1)[1])
+        key = ("http", "127.0.0.1", port)
+        connection = await pool._acquire(key, {})
+        return server, key, connection
+
+    async def scenario() -> None:
+        server, key, connection = await open_one()
+        try:
+            finished = asyncio.Event()
+
+            def release_elsewhere() -> None:
+                async def other_loop() -> None:
+                    pool.release(key, connection)  # type: ignore[arg-type]
+
+                asyncio.run(other_loop())
+                finished.set()
+
+            await asyncio.to_thread(release_elsewhere)
+            await finished.wait()
+            assert connection.closed  # type: ignore[attr-defined]
+            assert not pool._idle.get(key)  # type: ignore[arg-type]
+        finally:
+            assert server.server is not None
+            server.server.close()
+
+    asyncio.run(scenario())
