@@ -604,6 +604,13 @@ def _set_header(items: list[tuple[bytes, bytes, bytes]], name: str, value: str) 
         items.append((raw, lowered, encoded))
 
 
+def _has_cookies(client: httpx.AsyncClient) -> bool:
+    """Whether ``client`` has cookies to send (the stdlib jar's dict, not its iterator)."""
+    jar = client._cookies.jar
+    cookies = getattr(jar, "_cookies", None)
+    return bool(client.cookies) if cookies is None else bool(cookies)
+
+
 def _has_header(items: list[tuple[bytes, bytes, bytes]], lowered: bytes) -> bool:
     return any(item[1] == lowered for item in items)
 
@@ -1166,7 +1173,7 @@ class HttpTransport:
         if (
             client.is_closed
             or client._mounts
-            or client.cookies
+            or _has_cookies(client)
             or client.params
             or client.follow_redirects
             or client._event_hooks["request"]
