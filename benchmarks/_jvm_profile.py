@@ -42,7 +42,7 @@ STEPS = (
     ("row -> Arrow: batch-size check", "arrow/ArrowWriter.sizeInBytes"),
     ("row -> Arrow", "execution/arrow/ArrowWriter"),
     ("row -> Arrow", "execution/arrow/ArrowFieldWriter"),
-    ("row -> Arrow", "lance/spark/write"),
+    ("row -> Arrow", "lance/spark/arrow/"),
     ("Arrow -> row", "SpecificUnsafeProjection"),
     ("Arrow -> row", "ColumnarToRow"),
     ("Arrow -> row", "ColumnarBatchRow"),
@@ -58,8 +58,12 @@ STEPS = (
     ("Lance (JNI side)", "org/lance/"),
     ("Lance (JNI side)", "com/lancedb/"),
     ("Lance (JNI side)", "arrow/c/"),
-    ("metrics", "Metric"),
-    ("making the rows (codegen stage)", "GeneratedIteratorForCodegenStage"),
+    ("Parquet", "org/apache/parquet/"),
+    ("Parquet", "datasources/parquet/"),
+    ("metrics", "updateMetrics"),
+    ("metrics", "MetricsValues"),
+    ("metrics", "TaskMetrics"),
+    ("codegen stage (writes: making the rows)", "GeneratedIteratorForCodegenStage"),
 )
 
 
