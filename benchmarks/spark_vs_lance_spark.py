@@ -26,7 +26,9 @@ timed for anyone; ours then moves them JVM -> Python (Arrow) as any Python data 
 A read goes to Spark's ``noop`` sink, which materializes every column of every row. A
 ``generate`` row shows what making the rows costs each Spark (the query into ``noop``, no
 writer): the part of every write that is not the writer's. Each
-write overwrites a table/directory a warm-up wrote first (JIT, Python workers, imports).
+write overwrites a table/directory a warm-up wrote first (JIT, Python workers, imports); the
+warm-ups write and read a tenth of the rows, so every timed run finds the JIT's second tier
+done.
 
 CPU time is the whole process tree's (user + system, children included): this process, its
 Spark JVM and Python workers for the pyspark contenders; the lance-spark JVM for the others.
@@ -318,6 +320,11 @@ def main(argv: list[str] | None = None) -> int:
     me = os.getpid()
     not_ours: set[int] = set()  # the lance-spark JVM (a child of this process)
     rows = args.rows
+    # A tenth of the rows: enough for the JIT to reach its second tier on every hot path of a
+    # write and a read (after 100,000 rows, ours' first timed read spent 4.9 s of its JVM's
+    # CPU in the JIT compilers, a later one 1.1 s), so no timed run pays for compiling more
+    # than the others.
+    warmup = max(100_000, rows // 10)
     #: (operation, contender, the run, its CPU sample, its JVM's pid)
     runs: list[tuple[str, str, Callable[[], None], Callable[[], CpuSample], int]] = []
     with ExitStack() as cleanup:
@@ -348,9 +355,9 @@ def main(argv: list[str] | None = None) -> int:
             def jvm_cpu() -> CpuSample:
                 return tree_cpu(jvm_pid)
 
-            lance_spark_write(100_000)  # warm-ups: the JIT, the first versions
+            lance_spark_write(warmup)  # warm-ups: the JIT, the first versions
             lance_spark_read()
-            parquet35_write(100_000)
+            parquet35_write(warmup)
             parquet35_read()
 
             def generate35(rows: int) -> None:
@@ -408,9 +415,9 @@ def main(argv: list[str] | None = None) -> int:
         def ours_cpu() -> CpuSample:
             return tree_cpu(me, frozenset(not_ours))
 
-        ours_write(100_000)  # warm-ups: the JIT, the Python workers' imports, the first version
+        ours_write(warmup)  # warm-ups: the JIT, the Python workers' imports, the first version
         ours_read()
-        parquet4_write(100_000)
+        parquet4_write(warmup)
         parquet4_read()
 
         def generate4(rows: int) -> None:
@@ -547,18 +554,21 @@ def render_jvm(
     steps: dict[tuple[str, str], tuple[int, dict[str, float]]],
 ) -> list[str]:
     """The JVM's CPU by thread group, and (with ``--jfr``) the task threads' Java samples."""
-    groups = ["tasks", "native", "jit", "gc", "other"]
+    groups = ["tasks", "native", "jit", "gc", "other", "ended"]
     lines = [
         "",
         "JVM CPU by thread (s): Spark's task threads, native threads (Lance's Rust runtime in "
-        "lance-spark's JVM), the JIT compilers, the garbage collector, the rest; and the "
-        "kernel's share of all of it (system).",
+        "lance-spark's JVM), the JIT compilers, the garbage collector, the rest, threads that "
+        "ended during the run (the JVM's total minus its live threads: in lance-spark's write, "
+        "Lance's per-write Rust threads); and the kernel's share of all of it (system).",
         "",
         f"| Operation | Contender | {' | '.join(groups)} | system |",
         f"|---|---|{'---:|' * (len(groups) + 1)}",
     ]
     for (name, operation), found in results.items():
-        cells = [f"{found.jvm_threads.get(group, 0.0):.1f}" for group in [*groups, "system"]]
+        live = sum(found.jvm_threads.get(group, 0.0) for group in groups)
+        threads = {**found.jvm_threads, "ended": max(0.0, found.cpu_parts["jvm"] - live)}
+        cells = [f"{threads.get(group, 0.0):.1f}" for group in [*groups, "system"]]
         lines.append(f"| {operation} | {LABELS[name]} | {' | '.join(cells)} |")
     if not steps:
         return lines
