@@ -26,7 +26,9 @@ timed for anyone; ours then moves them JVM -> Python (Arrow) as any Python data 
 A read goes to Spark's ``noop`` sink, which materializes every column of every row. A
 ``generate`` row shows what making the rows costs each Spark (the query into ``noop``, no
 writer): the part of every write that is not the writer's. Each
-write overwrites a table/directory a warm-up wrote first (JIT, Python workers, imports).
+write overwrites a table/directory a warm-up wrote first (JIT, Python workers, imports); the
+warm-ups write and read a tenth of the rows, so every timed run finds the JIT's second tier
+done.
 
 CPU time is the whole process tree's (user + system, children included): this process, its
 Spark JVM and Python workers for the pyspark contenders; the lance-spark JVM for the others.
@@ -57,6 +59,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
+from _jvm_profile import cpu_by_group, recording, task_phases, thread_cpu  # noqa: E402
 from _results import output_path  # noqa: E402
 
 RESULTS = HERE / "results" / "spark_vs_lance_spark.md"
@@ -158,6 +161,8 @@ def cpu_used(before: CpuSample, after: CpuSample) -> dict[str, float]:
 class Timing:
     wall: float
     cpu_parts: dict[str, float]
+    #: the contender's JVM CPU by thread group (``_jvm_profile.THREAD_GROUPS``, and ``system``)
+    jvm_threads: dict[str, float]
 
     @property
     def cpu(self) -> float:
@@ -170,15 +175,27 @@ class Timing:
         return f"{self.wall:.2f} s wall, CPU {self.cpu:.1f} s ({self.split()})"
 
 
-def timed(repeat: int, run: Callable[[], None], cpu_of: Callable[[], CpuSample]) -> Timing:
-    """The fastest of ``repeat`` runs, with that run's CPU time."""
+def timed(
+    repeat: int,
+    run: Callable[[], None],
+    cpu_of: Callable[[], CpuSample],
+    jvm: int,
+    jfr: Path | None = None,
+) -> Timing:
+    """The fastest of ``repeat`` runs, with that run's CPU time (JFR-recorded into ``jfr``)."""
     best: Timing | None = None
     for _ in range(repeat):
-        cpu_before = cpu_of()
-        start = time.perf_counter()
-        run()
-        wall = time.perf_counter() - start
-        result = Timing(wall, cpu_used(cpu_before, cpu_of()))
+        with ExitStack() as profiling:
+            if jfr is not None:
+                profiling.enter_context(recording(jvm, jfr))
+            threads_before = thread_cpu(jvm)
+            cpu_before = cpu_of()
+            start = time.perf_counter()
+            run()
+            wall = time.perf_counter() - start
+            cpu_after = cpu_of()
+            threads = cpu_by_group(threads_before, thread_cpu(jvm))
+        result = Timing(wall, cpu_used(cpu_before, cpu_after), threads)
         if best is None or result.wall < best.wall:
             best = result
     assert best is not None
@@ -279,8 +296,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--source-option", action="append", default=[], help="key=value for ours' reads/writes"
     )
+    parser.add_argument(
+        "--jfr",
+        type=Path,
+        default=None,
+        help="record each timed run with Java Flight Recorder into this folder",
+    )
     args = parser.parse_args(argv)
-    sizes = ["rows", "repeat", "no_jvm", "conf", "source_option", "no_cold"]
+    sizes = ["rows", "repeat", "no_jvm", "conf", "source_option", "no_cold", "jfr"]
     output = output_path(parser, args, RESULTS, sizes)
     load_start = os.getloadavg()
 
@@ -297,7 +320,13 @@ def main(argv: list[str] | None = None) -> int:
     me = os.getpid()
     not_ours: set[int] = set()  # the lance-spark JVM (a child of this process)
     rows = args.rows
-    runs: list[tuple[str, str, Callable[[], None], Callable[[], CpuSample]]] = []
+    # A tenth of the rows: enough for the JIT to reach its second tier on every hot path of a
+    # write and a read (after 100,000 rows, ours' first timed read spent 4.9 s of its JVM's
+    # CPU in the JIT compilers, a later one 1.1 s), so no timed run pays for compiling more
+    # than the others.
+    warmup = max(100_000, rows // 10)
+    #: (operation, contender, the run, its CPU sample, its JVM's pid)
+    runs: list[tuple[str, str, Callable[[], None], Callable[[], CpuSample], int]] = []
     with ExitStack() as cleanup:
         cleanup.callback(shutil.rmtree, work, ignore_errors=True)
         # The JVM starts first: Spark kills Python workers idle for a minute, and a slow JVM
@@ -326,20 +355,20 @@ def main(argv: list[str] | None = None) -> int:
             def jvm_cpu() -> CpuSample:
                 return tree_cpu(jvm_pid)
 
-            lance_spark_write(100_000)  # warm-ups: the JIT, the first versions
+            lance_spark_write(warmup)  # warm-ups: the JIT, the first versions
             lance_spark_read()
-            parquet35_write(100_000)
+            parquet35_write(warmup)
             parquet35_read()
 
             def generate35(rows: int) -> None:
                 client.sql(f"NOOP {select_rows(rows)}")
 
             runs += [
-                ("generate", "parquet35", partial(generate35, rows), jvm_cpu),
-                ("write", "lance-spark", partial(lance_spark_write, rows), jvm_cpu),
-                ("write", "parquet35", partial(parquet35_write, rows), jvm_cpu),
-                ("read", "lance-spark", lance_spark_read, jvm_cpu),
-                ("read", "parquet35", parquet35_read, jvm_cpu),
+                ("generate", "parquet35", partial(generate35, rows), jvm_cpu, jvm_pid),
+                ("write", "lance-spark", partial(lance_spark_write, rows), jvm_cpu, jvm_pid),
+                ("write", "parquet35", partial(parquet35_write, rows), jvm_cpu, jvm_pid),
+                ("read", "lance-spark", lance_spark_read, jvm_cpu, jvm_pid),
+                ("read", "parquet35", parquet35_read, jvm_cpu, jvm_pid),
             ]
 
         with warnings.catch_warnings():
@@ -356,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
                 builder = builder.config(key, value)
             spark = builder.getOrCreate()
         cleanup.callback(spark.stop)
+        spark_pid = int(spark._jvm.java.lang.ProcessHandle.current().pid())
         spark.sparkContext.setLogLevel("ERROR")
         lna_spark.register(spark)
         root = work / "catalog"
@@ -385,20 +415,20 @@ def main(argv: list[str] | None = None) -> int:
         def ours_cpu() -> CpuSample:
             return tree_cpu(me, frozenset(not_ours))
 
-        ours_write(100_000)  # warm-ups: the JIT, the Python workers' imports, the first version
+        ours_write(warmup)  # warm-ups: the JIT, the Python workers' imports, the first version
         ours_read()
-        parquet4_write(100_000)
+        parquet4_write(warmup)
         parquet4_read()
 
         def generate4(rows: int) -> None:
             spark.sql(select_rows(rows)).write.format("noop").mode("overwrite").save()
 
         runs += [
-            ("generate", "parquet4", partial(generate4, rows), ours_cpu),
-            ("write", "ours", partial(ours_write, rows), ours_cpu),
-            ("write", "parquet4", partial(parquet4_write, rows), ours_cpu),
-            ("read", "ours", ours_read, ours_cpu),
-            ("read", "parquet4", parquet4_read, ours_cpu),
+            ("generate", "parquet4", partial(generate4, rows), ours_cpu, spark_pid),
+            ("write", "ours", partial(ours_write, rows), ours_cpu, spark_pid),
+            ("write", "parquet4", partial(parquet4_write, rows), ours_cpu, spark_pid),
+            ("read", "ours", ours_read, ours_cpu, spark_pid),
+            ("read", "parquet4", parquet4_read, ours_cpu, spark_pid),
         ]
         print("warm-ups done", flush=True)
         # Each contender writes then reads, ours first, right after the warm-ups: Spark stops a
@@ -408,12 +438,13 @@ def main(argv: list[str] | None = None) -> int:
         phases = ["generate", "write", "read"]
         runs.sort(key=lambda run: (order.index(run[1]), phases.index(run[0])))
         if not args.no_cold:
-            runs.append(("read-cold", "ours", ours_read, ours_cpu))
-        for operation, name, run, cpu_of in runs:
+            runs.append(("read-cold", "ours", ours_read, ours_cpu, spark_pid))
+        for operation, name, run, cpu_of, jvm in runs:
             cold = operation.endswith("-cold")
             if cold:
                 time.sleep(IDLE_SECONDS)  # untimed: once, since a run warms the workers again
-            results[(name, operation)] = timed(1 if cold else args.repeat, run, cpu_of)
+            jfr = None if args.jfr is None else args.jfr / f"{operation}-{name}.jfr"
+            results[(name, operation)] = timed(1 if cold else args.repeat, run, cpu_of, jvm, jfr)
             print(f"{operation} {name}: {results[(name, operation)]}", flush=True)
         if not args.no_jvm:
             count = client.sql("SELECT count(*) AS n FROM lance.bench.events")[0]["n"]
@@ -424,7 +455,11 @@ def main(argv: list[str] | None = None) -> int:
         assert written.count_rows() == rows, "the data source lost rows"
         fragments = len(written.get_fragments())
 
-    text = render(args, results, fragments, load_start)
+    steps = {}
+    if args.jfr is not None:
+        for operation, name, *_ in runs:
+            steps[(name, operation)] = task_phases(args.jfr / f"{operation}-{name}.jfr")
+    text = render(args, results, fragments, load_start, steps)
     print(text)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text)
@@ -444,6 +479,7 @@ def render(
     results: dict[tuple[str, str], Timing],
     fragments: int,
     load_start: tuple[float, float, float],
+    steps: dict[tuple[str, str], tuple[int, dict[str, float]]],
 ) -> str:
     rows = args.rows
     lines = [
@@ -509,7 +545,46 @@ def render(
         "workers (Spark's Python workers: the data source's tasks, planning and commit), "
         "driver (this Python process).",
     ]
+    lines += render_jvm(results, steps)
     return "\n".join(lines) + "\n"
+
+
+def render_jvm(
+    results: dict[tuple[str, str], Timing],
+    steps: dict[tuple[str, str], tuple[int, dict[str, float]]],
+) -> list[str]:
+    """The JVM's CPU by thread group, and (with ``--jfr``) the task threads' Java samples."""
+    groups = ["tasks", "native", "jit", "gc", "other", "ended"]
+    lines = [
+        "",
+        "JVM CPU by thread (s): Spark's task threads, native threads (Lance's Rust runtime in "
+        "lance-spark's JVM), the JIT compilers, the garbage collector, the rest, threads that "
+        "ended during the run (the JVM's total minus its live threads: in lance-spark's write, "
+        "Lance's per-write Rust threads); and the kernel's share of all of it (system).",
+        "",
+        f"| Operation | Contender | {' | '.join(groups)} | system |",
+        f"|---|---|{'---:|' * (len(groups) + 1)}",
+    ]
+    for (name, operation), found in results.items():
+        live = sum(found.jvm_threads.get(group, 0.0) for group in groups)
+        threads = {**found.jvm_threads, "ended": max(0.0, found.cpu_parts["jvm"] - live)}
+        cells = [f"{threads.get(group, 0.0):.1f}" for group in [*groups, "system"]]
+        lines.append(f"| {operation} | {LABELS[name]} | {' | '.join(cells)} |")
+    if not steps:
+        return lines
+    names = sorted({step for _, shares in steps.values() for step in shares})
+    lines += [
+        "",
+        "Java Flight Recorder: the Java samples of the task threads by step (% of the samples; "
+        "time in system calls and JNI code is not sampled).",
+        "",
+        f"| Operation | Contender | samples | {' | '.join(names)} |",
+        f"|---|---|---:|{'---:|' * len(names)}",
+    ]
+    for (name, operation), (samples, shares) in steps.items():
+        cells = [f"{100 * shares.get(step, 0.0):.0f}" for step in names]
+        lines.append(f"| {operation} | {LABELS[name]} | {samples} | {' | '.join(cells)} |")
+    return lines
 
 
 if __name__ == "__main__":

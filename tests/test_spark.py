@@ -220,6 +220,41 @@ def test_spark_finds_the_source_without_registration(spark: tuple[SparkSession, 
     assert spark[1] == 3
 
 
+def test_register_lifts_the_arrow_byte_limit_unless_the_session_set_one(
+    spark: tuple[SparkSession, int], dir_catalog: Catalog
+) -> None:
+    session = spark[0]
+    conf = lna_spark.ARROW_BATCH_BYTES_CONF
+    session.conf.unset(conf)
+    try:
+        lna_spark.register(session, arrow_byte_limit=True)
+        assert session.conf.get(conf, None) is None  # Spark's default limit stays
+        session.conf.set(conf, "1m")
+        lna_spark.register(session)
+        assert session.conf.get(conf) == "1m"  # the session's own choice is kept
+        session.conf.unset(conf)
+        lna_spark.register(session)
+        assert session.conf.get(conf) == str(2**31 - 1)  # Spark's "no limit"
+
+        # Spark now cuts the rows it sends the writer by count only (10,000 a batch):
+        # each task's several batches all land, in one commit
+        table = dir_catalog.table("batched")
+        data = session.range(0, 45_000, numPartitions=2).selectExpr(
+            "id", "repeat('x', cast(id % 100 as int)) as text"
+        )
+        write(data, dir_catalog, table, "append")
+        stored = lance.dataset(str(dir_catalog.describe(table).location))
+        assert stored.version == 1
+        written = stored.to_table().sort_by("id")
+        assert written.column("id").to_pylist() == list(range(45_000))
+        assert [len(text) for text in written.column("text").to_pylist()] == [
+            i % 100 for i in range(45_000)
+        ]
+    finally:
+        session.conf.unset(conf)
+        lna_spark.register(session)
+
+
 # -- reads and writes on every backend ----------------------------------------------------------
 
 

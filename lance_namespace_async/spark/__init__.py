@@ -41,6 +41,7 @@ from ._source import FilteringLanceNamespaceDataSource, LanceNamespaceDataSource
 from ._table import TableHandle
 
 __all__ = [
+    "ARROW_BATCH_BYTES_CONF",
     "FILTER_PUSHDOWN_CONF",
     "INVENTORY_SCHEMA",
     "FilteringLanceNamespaceDataSource",
@@ -53,10 +54,25 @@ __all__ = [
 
 #: Spark offers filters to Python data sources only with this set
 FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+#: the byte limit of the Arrow batches Spark sends Python; Int.MaxValue means none
+ARROW_BATCH_BYTES_CONF = "spark.sql.execution.arrow.maxBytesPerBatch"
+#: Spark's "no byte limit" value: its writer then skips the size check it otherwise makes
+_NO_BYTE_LIMIT = str(2**31 - 1)
 
 
-def register(spark: Any, *, push_filters: bool = False) -> None:
+def register(spark: Any, *, push_filters: bool = False, arrow_byte_limit: bool = False) -> None:
     """Register ``lance-namespace`` with a session.
+
+    Unless ``arrow_byte_limit=True``, or the session sets it already, this also sets
+    ``spark.sql.execution.arrow.maxBytesPerBatch`` to Spark's "no limit"
+    (2147483647): with a limit (64 MiB by default since Spark 4.1) Spark measures
+    the Arrow batch it is filling after every row it converts for a Python data
+    source's writer, a walk over every column vector that took 45% of a write's
+    task CPU (Java Flight Recorder, benchmarks/results/spark_vs_lance_spark.md).
+    Batches are still cut at ``spark.sql.execution.arrow.maxRecordsPerBatch``
+    rows (10,000); the setting is the session's, so it also applies to its Arrow
+    UDFs (``mapInArrow``, pandas UDFs), which Spark then batches by rows only,
+    as it did before 4.1.
 
     ``push_filters=True`` also sets ``spark.sql.python.filterPushdown.enabled``,
     so Lance evaluates the filters it can (see ``_filters``) while scanning.
@@ -66,6 +82,8 @@ def register(spark: Any, *, push_filters: bool = False) -> None:
     rows the second time (fixed upstream in PythonScanBuilder after 4.3). Turn
     it on where each DataFrame is read once, or on a Spark with that fix.
     """
+    if not arrow_byte_limit and spark.conf.get(ARROW_BATCH_BYTES_CONF, None) is None:
+        spark.conf.set(ARROW_BATCH_BYTES_CONF, _NO_BYTE_LIMIT)
     if push_filters:
         spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
         spark.dataSource.register(FilteringLanceNamespaceDataSource)
