@@ -38,12 +38,12 @@ from typing import Any, ClassVar, Self
 from urllib.parse import quote
 
 import attrs
-import httpx
 
 from . import errors
 from ._arrow_json import spark_type
+from ._catalog_http import CatalogHttp, ErrorClass
 from ._config import mask_url_userinfo, parse_bool, parse_positive_int, prop
-from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous, parse_http_url
+from ._http import HttpConfig, HttpTransport, parse_http_url
 from ._identifiers import Identifier, validate_identifier
 from ._lance_tables import (
     Claims,
@@ -154,7 +154,7 @@ def arrow_to_unity_columns(schema: Any) -> list[dict[str, Any]]:
 
 # -- the backend ----------------------------------------------------------------------------
 
-_UNITY_CODES: dict[str, type[errors.LanceNamespaceError]] = {
+_UNITY_CODES: dict[str, ErrorClass] = {
     "INVALID_ARGUMENT": errors.InvalidInputError,
     "PERMISSION_DENIED": errors.PermissionDeniedError,
     "UNAUTHENTICATED": errors.UnauthenticatedError,
@@ -191,6 +191,25 @@ _ALREADY_EXISTS_CODES = frozenset(
 )
 
 
+def _classify_unity_error(
+    status: int, body: dict[str, Any], not_found: ErrorClass, conflict: ErrorClass
+) -> tuple[ErrorClass | None, str]:
+    """The class Unity's ``error_code`` names (else None: the HTTP status decides), and
+    Unity's message."""
+    error_code = str(body.get("error_code") or "")
+    message = str(body.get("message") or "")
+    if error_code in _NOT_FOUND_CODES:
+        return not_found, message
+    if error_code in _ALREADY_EXISTS_CODES:
+        return conflict, message
+    if error_code == "FAILED_PRECONDITION":
+        # HTTP 400 in every release: on a delete, the catalog or schema is not empty; on
+        # anything else (e.g. ambiguous external locations) the request cannot be served
+        is_drop = conflict is errors.NamespaceNotEmptyError
+        return (conflict if is_drop else errors.InvalidInputError), message
+    return _UNITY_CODES.get(error_code), message
+
+
 class UnityNamespace(StorageTableOperations):
     """``impl="unity"``: Lance tables as EXTERNAL tables of Unity Catalog OSS."""
 
@@ -204,6 +223,7 @@ class UnityNamespace(StorageTableOperations):
         self.transport = HttpTransport(
             config, base_url=config.endpoint + API_BASE, url_key="endpoint"
         )
+        self.http = CatalogHttp(self.transport, catalog="Unity", classify=_classify_unity_error)
         self.tables = LanceTables(
             threads=config.worker_threads,
             storage_options=config.storage,
@@ -236,18 +256,30 @@ class UnityNamespace(StorageTableOperations):
         params: Mapping[str, Any] | None = None,
         json: Any = None,
     ) -> dict[str, Any]:
-        response, state = await self.transport.request(
-            method, path, what=what, idempotent=idempotent, params=params, json=json
+        """One call's JSON object; deletes answer nothing worth reading (Unity OSS sends a
+        plain-text "200 OK"), so theirs is ``{}``."""
+        if method == "DELETE":
+            await self.http.send(
+                method,
+                path,
+                what=what,
+                idempotent=idempotent,
+                not_found=not_found,
+                conflict=conflict,
+                params=params,
+                json=json,
+            )
+            return {}
+        return await self.http.call(
+            method,
+            path,
+            what=what,
+            idempotent=idempotent,
+            not_found=not_found,
+            conflict=conflict,
+            params=params,
+            json=json,
         )
-        if response.status_code < 300:
-            if not response.content or method == "DELETE":
-                return {}  # Unity OSS answers deletes with a plain-text "200 OK"
-            try:
-                body = response.json()
-            except ValueError:
-                raise errors.InternalError(f"{what}: Unity sent no JSON") from None
-            return body if isinstance(body, dict) else {}
-        raise _unity_error(response, what, not_found, conflict, state.retried_ambiguously)
 
     async def _all_pages(
         self, path: str, field: str, params: dict[str, Any], what: str
@@ -679,42 +711,3 @@ class UnityNamespace(StorageTableOperations):
                 "properties": table.get("properties") or {},
             }
         )
-
-
-def _unity_error(
-    response: httpx.Response,
-    what: str,
-    not_found: type[errors.LanceNamespaceError],
-    conflict: type[errors.LanceNamespaceError],
-    retried_ambiguously: bool,
-) -> errors.LanceNamespaceError:
-    """Unity's ``error_code`` names the condition; else the HTTP status does."""
-    error_code = ""
-    message = ""
-    try:
-        body = response.json()
-        if isinstance(body, dict):
-            error_code = str(body.get("error_code") or "")
-            message = str(body.get("message") or "")
-    except ValueError:
-        pass
-    cls = _UNITY_CODES.get(error_code)
-    if error_code in _NOT_FOUND_CODES:
-        cls = not_found
-    elif error_code in _ALREADY_EXISTS_CODES:
-        cls = conflict
-    elif error_code == "FAILED_PRECONDITION":
-        # HTTP 400 in every release: on a delete, the catalog or schema is not empty; on
-        # anything else (e.g. ambiguous external locations) the request cannot be served
-        is_drop = conflict is errors.NamespaceNotEmptyError
-        cls = conflict if is_drop else errors.InvalidInputError
-    if cls is not None:
-        return flag_ambiguous(cls(f"{what}: {message}" if message else what), retried_ambiguously)
-    return error_from_response(
-        response.status_code,
-        response.content,
-        not_found=not_found,
-        conflict=conflict,
-        what=what,
-        retried_ambiguously=retried_ambiguously,
-    )

@@ -186,7 +186,7 @@ class IcebergNamespace(ManagedIcebergVersions):
         if mode == "Overwrite":
             await self._drop_tree(warehouse, levels, missing_ok=True)
         try:
-            response = await self._rest.request(
+            answer = await self._rest.call(
                 "POST",
                 f"{await self._rest.base(warehouse)}/namespaces",
                 json={"namespace": list(levels), "properties": properties},
@@ -200,7 +200,7 @@ class IcebergNamespace(ManagedIcebergVersions):
                 raise
             existing = await self._namespace_properties(warehouse, levels, what)
             return CreateNamespaceResponse.from_dict({"properties": existing})
-        created = self._rest.json(response, what).get("properties") or properties
+        created = answer.get("properties") or properties
         return CreateNamespaceResponse.from_dict({"properties": created})
 
     async def _require_namespace(self, warehouse: str, levels: Identifier, what: str) -> None:
@@ -211,7 +211,7 @@ class IcebergNamespace(ManagedIcebergVersions):
         in a namespace that does not exist; pyiceberg's SqlCatalog does the former.
         """
         try:
-            await self._rest.request(
+            await self._rest.send(
                 "HEAD",
                 await self._rest.namespace_path(warehouse, levels),
                 what=what,
@@ -227,23 +227,20 @@ class IcebergNamespace(ManagedIcebergVersions):
     async def _namespace_properties(
         self, warehouse: str, levels: Identifier, what: str
     ) -> dict[str, str]:
-        response = await self._rest.request(
+        body = await self._rest.call(
             "GET",
             await self._rest.namespace_path(warehouse, levels),
             what=what,
             idempotent=True,
             not_found=errors.NamespaceNotFoundError,
         )
-        return {
-            str(k): str(v)
-            for k, v in (self._rest.json(response, what).get("properties") or {}).items()
-        }
+        return {str(k): str(v) for k, v in (body.get("properties") or {}).items()}
 
     async def _list_namespace_page(
         self, warehouse: str, levels: Identifier, token: str | None, limit: int | None
     ) -> tuple[list[str], str | None]:
         what = f"ListNamespaces {'.'.join((warehouse, *levels))}"
-        response = await self._rest.request(
+        body = await self._rest.call(
             "GET",
             f"{await self._rest.base(warehouse)}/namespaces",
             params={
@@ -255,7 +252,6 @@ class IcebergNamespace(ManagedIcebergVersions):
             idempotent=True,
             not_found=errors.NamespaceNotFoundError,
         )
-        body = self._rest.json(response, what)
         names = [str(ns[-1]) for ns in body.get("namespaces") or [] if ns]
         return names, token_of(body.get("next-page-token"))
 
@@ -311,7 +307,7 @@ class IcebergNamespace(ManagedIcebergVersions):
 
     async def _delete_namespace(self, warehouse: str, levels: Identifier, what: str) -> None:
         try:
-            await self._rest.request(
+            await self._rest.send(
                 "DELETE",
                 await self._rest.namespace_path(warehouse, levels),
                 what=what,
@@ -376,7 +372,7 @@ class IcebergNamespace(ManagedIcebergVersions):
         what: str,
     ) -> dict[str, Any]:
         await self._require_namespace(warehouse, levels, what)
-        response = await self._rest.request(
+        body = await self._rest.call(
             "POST",
             await self._rest.namespace_path(warehouse, levels) + "/tables",
             json=create_table_body(name, location, properties),
@@ -385,7 +381,7 @@ class IcebergNamespace(ManagedIcebergVersions):
             not_found=errors.NamespaceNotFoundError,
             conflict=errors.TableAlreadyExistsError,
         )
-        metadata = self._rest.json(response, what).get("metadata")
+        metadata = body.get("metadata")
         return metadata if isinstance(metadata, dict) else {}
 
     async def _declare_table(self, request: DeclareTableRequest) -> DeclareTableResponse:
@@ -416,7 +412,7 @@ class IcebergNamespace(ManagedIcebergVersions):
         self, warehouse: str, levels: Identifier, token: str | None, limit: int | None
     ) -> tuple[list[str], str | None]:
         what = f"ListTables {'.'.join((warehouse, *levels))}"
-        response = await self._rest.request(
+        body = await self._rest.call(
             "GET",
             await self._rest.namespace_path(warehouse, levels) + "/tables",
             params={"pageToken": token, "pageSize": limit},
@@ -424,7 +420,6 @@ class IcebergNamespace(ManagedIcebergVersions):
             idempotent=True,
             not_found=errors.NamespaceNotFoundError,
         )
-        body = self._rest.json(response, what)
         names = [str(i.get("name")) for i in body.get("identifiers") or [] if i.get("name")]
         return names, token_of(body.get("next-page-token"))
 
@@ -517,7 +512,7 @@ class IcebergNamespace(ManagedIcebergVersions):
     ) -> dict[str, Any]:
         if metadata is None:  # a caller that loaded it already saves the round trip
             metadata = await self._load_lance_table(warehouse, levels, name, what)
-        await self._rest.request(
+        await self._rest.send(
             "DELETE",
             await self._rest.table_path(warehouse, levels, name),
             params={"purgeRequested": "false"},
@@ -546,7 +541,7 @@ class IcebergNamespace(ManagedIcebergVersions):
         if len(parts) == 1:
             await self._rest.warehouse(parts[0])
         elif parts:
-            await self._rest.request(
+            await self._rest.send(
                 "HEAD",
                 await self._rest.namespace_path(parts[0], parts[1:]),
                 what=f"NamespaceExists {'.'.join(parts)}",
@@ -563,7 +558,7 @@ class IcebergNamespace(ManagedIcebergVersions):
             )
             return TableExistsResponse()
         warehouse, levels, name = self._table_parts(request.to_dict())
-        await self._rest.request(
+        await self._rest.send(
             "HEAD",
             await self._rest.table_path(warehouse, levels, name),
             what=f"TableExists {'.'.join((warehouse, *levels, name))}",
@@ -660,7 +655,7 @@ class IcebergNamespace(ManagedIcebergVersions):
         what = f"RenameTable {'.'.join((warehouse, *levels, name))}"
         await self._load_lance_table(warehouse, levels, name, what)
         await refuse_namespace_named_like(self, (warehouse, *target_levels, target[0]))
-        await self._rest.request(
+        await self._rest.send(
             "POST",
             f"{await self._rest.base(warehouse)}/tables/rename",
             json={
