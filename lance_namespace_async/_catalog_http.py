@@ -18,11 +18,11 @@ read within ``max_response_bytes``. What the catalogs then do alike lives here:
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
+import orjson
 
 from . import errors
 from ._http import HttpTransport, error_from_response, flag_ambiguous
@@ -108,8 +108,8 @@ class CatalogHttp:
     def decode(self, content: bytes, what: str) -> dict[str, Any]:
         """A 2xx answer's JSON object (InternalError for anything else)."""
         try:
-            body = json.loads(content)
-        except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError is a ValueError)
+            body = orjson.loads(content)
+        except orjson.JSONDecodeError:  # not JSON, not UTF-8, or nested past 1,024 levels
             raise errors.InternalError(f"{what}: {self.catalog} sent no JSON") from None
         if not isinstance(body, dict):
             raise errors.InternalError(
@@ -127,8 +127,8 @@ class CatalogHttp:
     ) -> errors.LanceNamespaceError:
         """The typed error of a failed answer: the catalog's own error body first."""
         body: Any = None
-        with contextlib.suppress(ValueError):  # a proxy's HTML page: the status decides
-            body = json.loads(response.content) if response.content else None
+        with contextlib.suppress(orjson.JSONDecodeError):  # a proxy's HTML: the status decides
+            body = orjson.loads(response.content) if response.content else None
         if isinstance(body, dict):
             cls, message = self._classify(response.status_code, body, not_found, conflict)
             if cls is not None:
