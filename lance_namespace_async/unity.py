@@ -33,8 +33,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-from collections.abc import Mapping
-from typing import Any, ClassVar, Self
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Self, TypeVar
 from urllib.parse import quote
 
 import attrs
@@ -124,6 +124,24 @@ def _is_lance(table: Mapping[str, Any]) -> bool:
     return is_lance_table(
         table.get("properties"), table_kind=table.get("table_type"), external_kind="EXTERNAL"
     )
+
+
+_Kept = TypeVar("_Kept")
+
+
+def _name(item: Mapping[str, Any]) -> str | None:
+    """A listed catalog's or schema's name (None: it has none)."""
+    name = item.get("name")
+    return str(name) if name else None
+
+
+def _lance_name(table: Mapping[str, Any]) -> str | None:
+    """A listed table's name if it is a Lance table."""
+    return _name(table) if _is_lance(table) else None
+
+
+def _whole(item: dict[str, Any]) -> dict[str, Any]:
+    return item
 
 
 # -- Arrow -> Unity columns ----------------------------------------------------------------
@@ -282,10 +300,19 @@ class UnityNamespace(StorageTableOperations):
         )
 
     async def _all_pages(
-        self, path: str, field: str, params: dict[str, Any], what: str
-    ) -> list[dict[str, Any]]:
-        """Every item of a Unity listing, following ``next_page_token`` to the end."""
-        items: list[dict[str, Any]] = []
+        self,
+        path: str,
+        field: str,
+        params: dict[str, Any],
+        what: str,
+        keep: Callable[[dict[str, Any]], _Kept | None],
+    ) -> list[_Kept]:
+        """What ``keep`` takes from every item of a Unity listing (None: nothing),
+        following ``next_page_token`` to the end.
+
+        A page is let go as soon as it is read: a listing keeps only what ``keep``
+        returns, not every table's whole description (a 50-table page is 23 KB of JSON)."""
+        kept: list[_Kept] = []
         token: str | None = None
         while True:
             body = await self._request(
@@ -296,10 +323,12 @@ class UnityNamespace(StorageTableOperations):
                 idempotent=True,
                 not_found=errors.NamespaceNotFoundError,
             )
-            items.extend(i for i in body.get(field) or [] if isinstance(i, dict))
+            for item in body.get(field) or ():
+                if isinstance(item, dict) and (value := keep(item)) is not None:
+                    kept.append(value)
             token = body.get("next_page_token") or None
             if token is None:
-                return items
+                return kept
 
     def _ids(self, body: Mapping[str, Any], what: str, *, most: int) -> Identifier:
         # storage_backed: default table locations are built from the names
@@ -381,13 +410,14 @@ class UnityNamespace(StorageTableOperations):
         parts = self._ids(body, "namespace id", most=2)
         what = f"ListNamespaces {'.'.join(parts) or '<root>'}"
         if not parts:
-            items = await self._all_pages("/catalogs", "catalogs", {}, what)
+            names = await self._all_pages("/catalogs", "catalogs", {}, what, _name)
         elif len(parts) == 1:
-            items = await self._all_pages("/schemas", "schemas", {"catalog_name": parts[0]}, what)
+            names = await self._all_pages(
+                "/schemas", "schemas", {"catalog_name": parts[0]}, what, _name
+            )
         else:
             await self._namespace_info(parts, what)
-            items = []  # a schema holds tables, not namespaces
-        names = [str(i["name"]) for i in items if i.get("name")]
+            names = []  # a schema holds tables, not namespaces
         page, token = page_of(names, body.get("page_token"), body.get("limit"))
         return ListNamespacesResponse.from_dict({"namespaces": page, "page_token": token})
 
@@ -447,11 +477,13 @@ class UnityNamespace(StorageTableOperations):
                 return
             raise
         if len(parts) == 1:
-            schemas = await self._all_pages("/schemas", "schemas", {"catalog_name": parts[0]}, what)
+            schemas = await self._all_pages(
+                "/schemas", "schemas", {"catalog_name": parts[0]}, what, _whole
+            )
             for schema in schemas:
                 await self._drop_tree((parts[0], str(schema["name"])), missing_ok=True)
         else:
-            tables = await self._schema_tables(parts[0], parts[1], what)
+            tables = await self._schema_tables(parts[0], parts[1], what, _whole)
             foreign = [str(t.get("name")) for t in tables if not _is_lance(t)]
             if foreign:
                 raise errors.NamespaceNotEmptyError(
@@ -463,9 +495,15 @@ class UnityNamespace(StorageTableOperations):
 
     # -- tables ---------------------------------------------------------------------------
 
-    async def _schema_tables(self, catalog: str, schema: str, what: str) -> list[dict[str, Any]]:
+    async def _schema_tables(
+        self,
+        catalog: str,
+        schema: str,
+        what: str,
+        keep: Callable[[dict[str, Any]], _Kept | None],
+    ) -> list[_Kept]:
         return await self._all_pages(
-            "/tables", "tables", {"catalog_name": catalog, "schema_name": schema}, what
+            "/tables", "tables", {"catalog_name": catalog, "schema_name": schema}, what, keep
         )
 
     async def _list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
@@ -474,8 +512,7 @@ class UnityNamespace(StorageTableOperations):
         what = f"ListTables {'.'.join(parts) or '<root>'}"
         names: list[str] = []
         if len(parts) == 2:
-            tables = await self._schema_tables(parts[0], parts[1], what)
-            names = [str(t["name"]) for t in tables if t.get("name") and _is_lance(t)]
+            names = await self._schema_tables(parts[0], parts[1], what, _lance_name)
         elif parts:
             await self._namespace_info(parts, what)  # a catalog holds schemas, not tables
         page, token = page_of(names, body.get("page_token"), body.get("limit"))
