@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/catalog_client_cpu.py                       # the documented run
     .venv/bin/python benchmarks/catalog_client_cpu.py --calls 100 --rounds 1  # a smoke run
+    .venv/bin/python benchmarks/catalog_client_cpu.py --baseline 287a519  # + that library
 
 Issue 18's goal for the catalog backends: per-request client CPU within 1.2x the
 rest backend's. All three share the HTTP transport (``_http``); what each adds on
@@ -23,7 +24,10 @@ CPU column: the CPU clock is ``time.process_time()`` of the client process only.
 Each contender runs in a fresh process, makes a warm-up pass, then ``--calls``
 DescribeTable calls and ``--list-calls`` ListTables calls, one at a time and
 64 in flight (64 asyncio tasks, one client). Rounds alternate the contenders;
-the table shows the median of the rounds and the ratio to rest's.
+the table shows the median of the rounds and the ratio to rest's. ``--baseline``
+adds the iceberg and unity backends of that commit's library (``git archive``,
+client_cpu's ``_baseline_tree``) as contenders of the same rounds against the
+same servers: a before/after measured under the same load.
 
 Iceberg's ListTables names tables without their format, so the backend loads every
 listed table (``list_concurrency`` at a time) to keep the Lance ones: one ListTables
@@ -47,7 +51,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from client_cpu import _median, _start
+from client_cpu import _baseline_tree, _median, _start
 
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent / "tests"
@@ -76,8 +80,13 @@ def _names(operation: str) -> list[list[str]]:
     return [[_catalog.namespace_name(n)] for n in range(NAMESPACES)]
 
 
+def _backend(contender: str) -> str:
+    """``iceberg@287a519`` (a baseline's) -> ``iceberg``."""
+    return contender.partition("@")[0]
+
+
 def _jobs(kind: str, operation: str, calls: int) -> list[list[str]]:
-    ids = [TOP[kind] + names for names in _names(operation)]
+    ids = [TOP[_backend(kind)] + names for names in _names(operation)]
     return [ids[index % len(ids)] for index in range(calls)]
 
 
@@ -129,8 +138,12 @@ def serve(kind: str) -> None:
 # -- the contenders (their own process) ----------------------------------------------------
 
 
-def run(kind: str, url: str, calls: int, list_calls: int) -> dict[str, dict[str, float]]:
+def run(contender: str, url: str, calls: int, list_calls: int) -> dict[str, dict[str, float]]:
     import lance_namespace_async as lna
+
+    kind = _backend(contender)
+    if contender != kind:  # a baseline really runs its own library
+        assert str(_baseline_tree(contender.partition("@")[2])) in lna.__file__
 
     properties = {
         "max_connections": str(CONCURRENCY),
@@ -181,6 +194,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--calls", type=int, default=1000, help="DescribeTable calls per cell")
     parser.add_argument("--list-calls", type=int, default=200, help="ListTables calls per cell")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--baseline", help="a git commit: its iceberg and unity as contenders")
     parser.add_argument("--output", default=None)
     parser.add_argument("--serve", choices=("iceberg", "unity"), help=argparse.SUPPRESS)
     parser.add_argument("--contender", help=argparse.SUPPRESS)
@@ -208,10 +222,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         "iceberg": _start([sys.executable, __file__, "--serve", "iceberg"]),
         "unity": _start([sys.executable, __file__, "--serve", "unity"]),
     }
-    runs: dict[str, list[dict[str, dict[str, float]]]] = {kind: [] for kind in servers}
+    contenders = ["rest"]
+    for kind in ("iceberg", "unity"):  # each backend's baseline row just above its own
+        contenders += [f"{kind}@{args.baseline}", kind] if args.baseline else [kind]
+    runs: dict[str, list[dict[str, dict[str, float]]]] = {kind: [] for kind in contenders}
     try:
         for round_ in range(args.rounds):
-            for kind, (_, port) in servers.items():
+            for kind in contenders:
+                environment = dict(os.environ)
+                if kind != _backend(kind):  # the baseline's library first on the path
+                    tree = _baseline_tree(kind.partition("@")[2])
+                    environment["PYTHONPATH"] = f"{tree}{os.pathsep}{tree / 'generated'}"
+                port = servers[_backend(kind)][1]
                 answer = subprocess.run(
                     [
                         sys.executable,
@@ -223,6 +245,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     text=True,
                     check=True,
                     cwd=HERE,
+                    env=environment,
                 )
                 result = json.loads(answer.stdout.strip().splitlines()[-1])
                 runs[kind].append(result)
@@ -280,7 +303,7 @@ def render(
                 ours, theirs = _median(rounds, key, "cpu_ms"), _median(peer, key, "cpu_ms")
                 cells += [f"{ours:.3f}", f"{ours / theirs:.2f}x"]
                 if operation == "list":
-                    per = ours / REQUESTS[(kind, operation)]
+                    per = ours / REQUESTS[(_backend(kind), operation)]
                     cells += [f"{per:.3f}", f"{per / theirs:.2f}x"]
                 cells.append(f"{_median(rounds, key, 'wall_ms'):.3f}")
             lines.append(f"| {kind} | {concurrency} | " + " | ".join(cells) + " |")

@@ -33,17 +33,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-from collections.abc import Mapping
-from typing import Any, ClassVar, Self
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Self, TypeVar
 from urllib.parse import quote
 
 import attrs
-import httpx
 
 from . import errors
 from ._arrow_json import spark_type
+from ._catalog_http import CatalogHttp, ErrorClass
 from ._config import mask_url_userinfo, parse_bool, parse_positive_int, prop
-from ._http import HttpConfig, HttpTransport, error_from_response, flag_ambiguous, parse_http_url
+from ._http import HttpConfig, HttpTransport, parse_http_url
 from ._identifiers import Identifier, validate_identifier
 from ._lance_tables import (
     Claims,
@@ -126,6 +126,24 @@ def _is_lance(table: Mapping[str, Any]) -> bool:
     )
 
 
+_Kept = TypeVar("_Kept")
+
+
+def _name(item: Mapping[str, Any]) -> str | None:
+    """A listed catalog's or schema's name (None: it has none)."""
+    name = item.get("name")
+    return str(name) if name else None
+
+
+def _lance_name(table: Mapping[str, Any]) -> str | None:
+    """A listed table's name if it is a Lance table."""
+    return _name(table) if _is_lance(table) else None
+
+
+def _whole(item: dict[str, Any]) -> dict[str, Any]:
+    return item
+
+
 # -- Arrow -> Unity columns ----------------------------------------------------------------
 
 
@@ -154,7 +172,7 @@ def arrow_to_unity_columns(schema: Any) -> list[dict[str, Any]]:
 
 # -- the backend ----------------------------------------------------------------------------
 
-_UNITY_CODES: dict[str, type[errors.LanceNamespaceError]] = {
+_UNITY_CODES: dict[str, ErrorClass] = {
     "INVALID_ARGUMENT": errors.InvalidInputError,
     "PERMISSION_DENIED": errors.PermissionDeniedError,
     "UNAUTHENTICATED": errors.UnauthenticatedError,
@@ -191,6 +209,25 @@ _ALREADY_EXISTS_CODES = frozenset(
 )
 
 
+def _classify_unity_error(
+    status: int, body: dict[str, Any], not_found: ErrorClass, conflict: ErrorClass
+) -> tuple[ErrorClass | None, str]:
+    """The class Unity's ``error_code`` names (else None: the HTTP status decides), and
+    Unity's message."""
+    error_code = str(body.get("error_code") or "")
+    message = str(body.get("message") or "")
+    if error_code in _NOT_FOUND_CODES:
+        return not_found, message
+    if error_code in _ALREADY_EXISTS_CODES:
+        return conflict, message
+    if error_code == "FAILED_PRECONDITION":
+        # HTTP 400 in every release: on a delete, the catalog or schema is not empty; on
+        # anything else (e.g. ambiguous external locations) the request cannot be served
+        is_drop = conflict is errors.NamespaceNotEmptyError
+        return (conflict if is_drop else errors.InvalidInputError), message
+    return _UNITY_CODES.get(error_code), message
+
+
 class UnityNamespace(StorageTableOperations):
     """``impl="unity"``: Lance tables as EXTERNAL tables of Unity Catalog OSS."""
 
@@ -204,6 +241,7 @@ class UnityNamespace(StorageTableOperations):
         self.transport = HttpTransport(
             config, base_url=config.endpoint + API_BASE, url_key="endpoint"
         )
+        self.http = CatalogHttp(self.transport, catalog="Unity", classify=_classify_unity_error)
         self.tables = LanceTables(
             threads=config.worker_threads,
             storage_options=config.storage,
@@ -236,24 +274,45 @@ class UnityNamespace(StorageTableOperations):
         params: Mapping[str, Any] | None = None,
         json: Any = None,
     ) -> dict[str, Any]:
-        response, state = await self.transport.request(
-            method, path, what=what, idempotent=idempotent, params=params, json=json
+        """One call's JSON object; deletes answer nothing worth reading (Unity OSS sends a
+        plain-text "200 OK"), so theirs is ``{}``."""
+        if method == "DELETE":
+            await self.http.send(
+                method,
+                path,
+                what=what,
+                idempotent=idempotent,
+                not_found=not_found,
+                conflict=conflict,
+                params=params,
+                json=json,
+            )
+            return {}
+        return await self.http.call(
+            method,
+            path,
+            what=what,
+            idempotent=idempotent,
+            not_found=not_found,
+            conflict=conflict,
+            params=params,
+            json=json,
         )
-        if response.status_code < 300:
-            if not response.content or method == "DELETE":
-                return {}  # Unity OSS answers deletes with a plain-text "200 OK"
-            try:
-                body = response.json()
-            except ValueError:
-                raise errors.InternalError(f"{what}: Unity sent no JSON") from None
-            return body if isinstance(body, dict) else {}
-        raise _unity_error(response, what, not_found, conflict, state.retried_ambiguously)
 
     async def _all_pages(
-        self, path: str, field: str, params: dict[str, Any], what: str
-    ) -> list[dict[str, Any]]:
-        """Every item of a Unity listing, following ``next_page_token`` to the end."""
-        items: list[dict[str, Any]] = []
+        self,
+        path: str,
+        field: str,
+        params: dict[str, Any],
+        what: str,
+        keep: Callable[[dict[str, Any]], _Kept | None],
+    ) -> list[_Kept]:
+        """What ``keep`` takes from every item of a Unity listing (None: nothing),
+        following ``next_page_token`` to the end.
+
+        A page is let go as soon as it is read: a listing keeps only what ``keep``
+        returns, not every table's whole description (a 50-table page is 23 KB of JSON)."""
+        kept: list[_Kept] = []
         token: str | None = None
         while True:
             body = await self._request(
@@ -264,10 +323,12 @@ class UnityNamespace(StorageTableOperations):
                 idempotent=True,
                 not_found=errors.NamespaceNotFoundError,
             )
-            items.extend(i for i in body.get(field) or [] if isinstance(i, dict))
+            for item in body.get(field) or ():
+                if isinstance(item, dict) and (value := keep(item)) is not None:
+                    kept.append(value)
             token = body.get("next_page_token") or None
             if token is None:
-                return items
+                return kept
 
     def _ids(self, body: Mapping[str, Any], what: str, *, most: int) -> Identifier:
         # storage_backed: default table locations are built from the names
@@ -349,13 +410,14 @@ class UnityNamespace(StorageTableOperations):
         parts = self._ids(body, "namespace id", most=2)
         what = f"ListNamespaces {'.'.join(parts) or '<root>'}"
         if not parts:
-            items = await self._all_pages("/catalogs", "catalogs", {}, what)
+            names = await self._all_pages("/catalogs", "catalogs", {}, what, _name)
         elif len(parts) == 1:
-            items = await self._all_pages("/schemas", "schemas", {"catalog_name": parts[0]}, what)
+            names = await self._all_pages(
+                "/schemas", "schemas", {"catalog_name": parts[0]}, what, _name
+            )
         else:
             await self._namespace_info(parts, what)
-            items = []  # a schema holds tables, not namespaces
-        names = [str(i["name"]) for i in items if i.get("name")]
+            names = []  # a schema holds tables, not namespaces
         page, token = page_of(names, body.get("page_token"), body.get("limit"))
         return ListNamespacesResponse.from_dict({"namespaces": page, "page_token": token})
 
@@ -415,11 +477,13 @@ class UnityNamespace(StorageTableOperations):
                 return
             raise
         if len(parts) == 1:
-            schemas = await self._all_pages("/schemas", "schemas", {"catalog_name": parts[0]}, what)
+            schemas = await self._all_pages(
+                "/schemas", "schemas", {"catalog_name": parts[0]}, what, _whole
+            )
             for schema in schemas:
                 await self._drop_tree((parts[0], str(schema["name"])), missing_ok=True)
         else:
-            tables = await self._schema_tables(parts[0], parts[1], what)
+            tables = await self._schema_tables(parts[0], parts[1], what, _whole)
             foreign = [str(t.get("name")) for t in tables if not _is_lance(t)]
             if foreign:
                 raise errors.NamespaceNotEmptyError(
@@ -431,9 +495,15 @@ class UnityNamespace(StorageTableOperations):
 
     # -- tables ---------------------------------------------------------------------------
 
-    async def _schema_tables(self, catalog: str, schema: str, what: str) -> list[dict[str, Any]]:
+    async def _schema_tables(
+        self,
+        catalog: str,
+        schema: str,
+        what: str,
+        keep: Callable[[dict[str, Any]], _Kept | None],
+    ) -> list[_Kept]:
         return await self._all_pages(
-            "/tables", "tables", {"catalog_name": catalog, "schema_name": schema}, what
+            "/tables", "tables", {"catalog_name": catalog, "schema_name": schema}, what, keep
         )
 
     async def _list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
@@ -442,8 +512,7 @@ class UnityNamespace(StorageTableOperations):
         what = f"ListTables {'.'.join(parts) or '<root>'}"
         names: list[str] = []
         if len(parts) == 2:
-            tables = await self._schema_tables(parts[0], parts[1], what)
-            names = [str(t["name"]) for t in tables if t.get("name") and _is_lance(t)]
+            names = await self._schema_tables(parts[0], parts[1], what, _lance_name)
         elif parts:
             await self._namespace_info(parts, what)  # a catalog holds schemas, not tables
         page, token = page_of(names, body.get("page_token"), body.get("limit"))
@@ -679,42 +748,3 @@ class UnityNamespace(StorageTableOperations):
                 "properties": table.get("properties") or {},
             }
         )
-
-
-def _unity_error(
-    response: httpx.Response,
-    what: str,
-    not_found: type[errors.LanceNamespaceError],
-    conflict: type[errors.LanceNamespaceError],
-    retried_ambiguously: bool,
-) -> errors.LanceNamespaceError:
-    """Unity's ``error_code`` names the condition; else the HTTP status does."""
-    error_code = ""
-    message = ""
-    try:
-        body = response.json()
-        if isinstance(body, dict):
-            error_code = str(body.get("error_code") or "")
-            message = str(body.get("message") or "")
-    except ValueError:
-        pass
-    cls = _UNITY_CODES.get(error_code)
-    if error_code in _NOT_FOUND_CODES:
-        cls = not_found
-    elif error_code in _ALREADY_EXISTS_CODES:
-        cls = conflict
-    elif error_code == "FAILED_PRECONDITION":
-        # HTTP 400 in every release: on a delete, the catalog or schema is not empty; on
-        # anything else (e.g. ambiguous external locations) the request cannot be served
-        is_drop = conflict is errors.NamespaceNotEmptyError
-        cls = conflict if is_drop else errors.InvalidInputError
-    if cls is not None:
-        return flag_ambiguous(cls(f"{what}: {message}" if message else what), retried_ambiguously)
-    return error_from_response(
-        response.status_code,
-        response.content,
-        not_found=not_found,
-        conflict=conflict,
-        what=what,
-        retried_ambiguously=retried_ambiguously,
-    )

@@ -2,7 +2,9 @@
 
 Requests go through the shared :class:`~.._http.HttpTransport` (deadlines, retries of
 what is safe to retry, bounded bodies, bearer token, OAuth2 client credentials against
-``<endpoint>/v1/oauth/tokens`` unless configured otherwise). Seed 000's warehouse is
+``<endpoint>/v1/oauth/tokens`` unless configured otherwise) by way of the catalogs'
+shared :class:`~.._catalog_http.CatalogHttp` (JSON answers, typed errors), with
+Iceberg's error dialect (:mod:`._errors`). Seed 000's warehouse is
 the first namespace level: its configuration comes from ``GET /v1/config?warehouse=``,
 fetched once per warehouse whatever the number of waiting calls, layered ``defaults`` <
 our properties < ``overrides``; the ``prefix`` found there (else, with
@@ -13,18 +15,17 @@ once in paths and in the ``parent`` query parameter.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
 import anyio
 import attrs
-import httpx
 
 from .. import errors
+from .._catalog_http import CatalogHttp
 from .._http import HttpTransport
 from .._identifiers import Identifier
-from ._errors import iceberg_error
+from ._errors import classify_iceberg_error
 from ._mapping import UNIT_SEPARATOR, separator_of
 from ._properties import IcebergConfig
 
@@ -58,51 +59,18 @@ class IcebergRestClient:
             url_key="endpoint",
             default_token_url=f"{config.endpoint}/v1/oauth/tokens",
         )
+        self.http = CatalogHttp(
+            self.transport, catalog="the Iceberg catalog", classify=classify_iceberg_error
+        )
+        #: a call's 2xx answer / its JSON object, else its typed error (Iceberg's dialect)
+        self.send = self.http.send
+        self.call = self.http.call
         self._warehouses: dict[str, Warehouse] = {}
         self._warehouse_locks: dict[str, anyio.Lock] = {}
         self.config_requests = 0
 
     async def aclose(self) -> None:
         await self.transport.aclose()
-
-    # -- calls -------------------------------------------------------------------------------
-
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        what: str,
-        idempotent: bool,
-        not_found: type[errors.LanceNamespaceError],
-        conflict: type[errors.LanceNamespaceError] = errors.ConcurrentModificationError,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> httpx.Response:
-        response, state = await self.transport.request(
-            method,
-            path,
-            what=what,
-            idempotent=idempotent,
-            params=params,
-            json=json,
-            headers=headers,
-        )
-        if response.status_code < 300:
-            return response
-        raise iceberg_error(response, what, not_found, conflict, state.retried_ambiguously)
-
-    @staticmethod
-    def json(response: httpx.Response, what: str) -> dict[str, Any]:
-        """An answer's JSON object (InternalError for anything else)."""
-        try:
-            body = response.json()
-        except ValueError:
-            raise errors.InternalError(f"{what}: the catalog sent no JSON") from None
-        if not isinstance(body, dict):
-            raise errors.InternalError(f"{what}: the catalog sent an unexpected body")
-        return body
 
     # -- warehouses and paths ------------------------------------------------------------------
 
@@ -117,7 +85,7 @@ class IcebergRestClient:
             if cached is not None:
                 return cached
             self.config_requests += 1
-            response = await self.request(
+            body = await self.call(
                 "GET",
                 "/v1/config",
                 params={"warehouse": name},
@@ -125,7 +93,6 @@ class IcebergRestClient:
                 idempotent=True,
                 not_found=errors.NamespaceNotFoundError,
             )
-            body = self.json(response, "GetConfig")
             defaults = body.get("defaults") or {}
             overrides = body.get("overrides") or {}
             merged = {
@@ -188,7 +155,7 @@ class IcebergRestClient:
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """LoadTable: the table's metadata and the whole LoadTableResult (with vended
         credentials when ``vend``: the ``X-Iceberg-Access-Delegation`` header asks for them)."""
-        response = await self.request(
+        result = await self.call(
             "GET",
             await self.table_path(warehouse, namespace, name),
             what=what,
@@ -196,7 +163,6 @@ class IcebergRestClient:
             not_found=errors.TableNotFoundError,
             headers={"X-Iceberg-Access-Delegation": "vended-credentials"} if vend else None,
         )
-        result = self.json(response, what)
         metadata = result.get("metadata")
         if not isinstance(metadata, dict):
             raise errors.InternalError(f"{what}: LoadTable answered without metadata")
@@ -214,7 +180,7 @@ class IcebergRestClient:
     ) -> None:
         """UpdateTable (a commit): a catalog whose table no longer meets the
         ``requirements`` answers 409, raised as ConcurrentModification (14)."""
-        await self.request(
+        await self.send(
             "POST",
             await self.table_path(warehouse, levels, name),
             json={

@@ -3,19 +3,19 @@
 The REST spec's exception names are more precise than the status (a 404 is a missing
 namespace or table, a 409 an existing one or a lost commit), so they decide first; an
 answer without one falls back to the status, as every HTTP backend does
-(:func:`~.._http.error_from_response`). A retry after an ambiguous failure is flagged.
+(:mod:`.._catalog_http`, which also flags a retry after an ambiguous failure).
 """
 
 from __future__ import annotations
 
-import httpx
+from typing import Any
 
 from .. import errors
-from .._http import error_from_response, flag_ambiguous
+from .._catalog_http import ErrorClass
 
-__all__ = ["ICEBERG_ERROR_TYPES", "iceberg_error"]
+__all__ = ["ICEBERG_ERROR_TYPES", "classify_iceberg_error"]
 
-ICEBERG_ERROR_TYPES: dict[str, type[errors.LanceNamespaceError]] = {
+ICEBERG_ERROR_TYPES: dict[str, ErrorClass] = {
     "NoSuchNamespaceException": errors.NamespaceNotFoundError,
     "NoSuchTableException": errors.TableNotFoundError,
     "NoSuchViewException": errors.TableNotFoundError,
@@ -32,33 +32,17 @@ ICEBERG_ERROR_TYPES: dict[str, type[errors.LanceNamespaceError]] = {
 }
 
 
-def iceberg_error(
-    response: httpx.Response,
-    what: str,
-    not_found: type[errors.LanceNamespaceError],
-    conflict: type[errors.LanceNamespaceError],
-    retried_ambiguously: bool,
-) -> errors.LanceNamespaceError:
-    """Iceberg's ErrorModel (``error.type``) names the condition; else the status does."""
-    error_type = ""
-    message = ""
-    try:
-        body = response.json()
-        if isinstance(body, dict) and isinstance(body.get("error"), dict):
-            error_type = str(body["error"].get("type") or "")
-            message = str(body["error"].get("message") or "")
-    except ValueError:
-        pass
+def classify_iceberg_error(
+    status: int, body: dict[str, Any], not_found: ErrorClass, conflict: ErrorClass
+) -> tuple[ErrorClass | None, str]:
+    """The class ``{"error": {"type", "message"}}`` names (AlreadyExists: the call's
+    ``conflict``; any 409 without a known type too), and the message."""
+    error_type = message = ""
+    nested = body.get("error")
+    if isinstance(nested, dict):
+        error_type = str(nested.get("type") or "")
+        message = str(nested.get("message") or "")
     cls = ICEBERG_ERROR_TYPES.get(error_type)
-    if error_type == "AlreadyExistsException" or (cls is None and response.status_code == 409):
+    if error_type == "AlreadyExistsException" or (cls is None and status == 409):
         cls = conflict
-    if cls is not None:
-        return flag_ambiguous(cls(f"{what}: {message}" if message else what), retried_ambiguously)
-    return error_from_response(
-        response.status_code,
-        response.content,
-        not_found=not_found,
-        conflict=conflict,
-        what=what,
-        retried_ambiguously=retried_ambiguously,
-    )
+    return cls, message
