@@ -62,6 +62,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 import anyio
 import attrs
 import httpx
+import orjson
 
 from . import errors
 from ._config import (
@@ -278,7 +279,11 @@ class Answer(httpx.Response):
         return list(self.headers.items())
 
     def json(self, **kwargs: Any) -> Any:
-        return json.loads(self._content, **kwargs)
+        """The body as JSON: orjson (a third of ``json``'s CPU; nesting past 1,024 levels
+        is its ``JSONDecodeError``, a ``ValueError``, where ``json`` would recurse)."""
+        if kwargs:
+            return json.loads(self._content, **kwargs)
+        return orjson.loads(self._content)
 
 
 def call_timeouts() -> dict[str, float | None] | None:

@@ -55,6 +55,10 @@ __all__ = ["MAX_HEAD_BYTES", "LeanPool", "request_head"]
 MAX_HEAD_BYTES = 64 * 1024
 #: body bytes buffered unread before the socket stops being read
 _HIGH_WATER = 256 * 1024
+#: body bytes buffered before a reader waiting for more is woken (the end of the answer,
+#: an error or the connection's end wake it anyway): a 23 KB answer arriving in a few
+#: segments costs one wake-up, not one per segment
+_WAKE_BYTES = 64 * 1024
 #: an idle connection older than this is closed instead of reused (httpx's default)
 _KEEPALIVE_SECONDS = 5.0
 
@@ -75,6 +79,7 @@ class _Connection(asyncio.Protocol):
         self.busy = False  # a request is out and its answer not yet read
         self._timer: asyncio.TimerHandle | None = None  # the read timeout's (see _wait)
         self._due: float | None = None
+        self._read_timeout: float | None = None
 
     def _reset(self) -> None:
         self.status = 0
@@ -185,7 +190,11 @@ class _Connection(asyncio.Protocol):
         if self._buffered > _HIGH_WATER and not self._reading_paused and self.transport:
             self._reading_paused = True
             self.transport.pause_reading()
-        self._wake()
+        if self._buffered >= _WAKE_BYTES:
+            self._wake()
+        elif self._due is not None and self._read_timeout is not None:
+            # bytes arrived: the reader's wait for them starts again, as if it had woken
+            self._due = self._loop.time() + self._read_timeout
 
     def on_message_complete(self) -> None:
         if not self.head_done:
@@ -227,6 +236,7 @@ class _Connection(asyncio.Protocol):
         current wait is due later (:meth:`_check_read_timeout`).
         """
         waiter = self._waiter = self._loop.create_future()
+        self._read_timeout = timeout
         if timeout is not None:
             due = self._due = self._loop.time() + timeout
             timer = self._timer

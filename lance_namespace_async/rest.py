@@ -209,8 +209,9 @@ class RestNamespace(AsyncLanceNamespace):
                     header_items = list(response.headers.items())
             except httpx.HTTPError as exc:
                 raise transport_error(exc, what) from exc
-            except (ValueError, KeyError, TypeError):
-                # the generated parser met a body off the spec (an HTML 502, ...)
+            except (ValueError, KeyError, TypeError, RecursionError):
+                # the generated parser met a body off the spec (an HTML 502, JSON nested
+                # deeper than json.loads recurses, ...)
                 final = state.response
                 if final is None:
                     raise
@@ -224,7 +225,7 @@ class RestNamespace(AsyncLanceNamespace):
             if status == 200 and empty is None:
                 try:
                     parsed = module._parse_response(client=client, response=answer)
-                except (ValueError, KeyError, TypeError, AttributeError):
+                except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                     raise errors.InternalError(f"{what}: malformed response body") from None
         if status == 200:
             context = Context.from_dict({f"header.{k}": v for k, v in header_items})

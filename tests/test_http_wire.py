@@ -246,6 +246,7 @@ CANNED = {
     "conflict": _answer(409, b'{"error": "exists"}'),
     "code-decides": _answer(404, b'{"error": "bad name", "code": 13}'),
     "malformed": _answer(200, b"<html>not json</html>", b"text/html"),
+    "deep": _answer(200, b'{"tables": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"),
     "with-headers": _answer(200, b'{"tables": ["t"]}', extra=b"X-Request-Id: r-1\r\n"),
     "set-cookie": _answer(200, b'{"tables": ["t"]}', extra=b"Set-Cookie: session=s1; Path=/\r\n"),
     # a head no wire reads whole (aiohttp's and the lean wire's limit is 64 KiB)
@@ -817,12 +818,14 @@ async def test_a_create_retried_after_a_502_that_then_conflicts_says_so(
 async def test_answers_are_typed_the_same_on_every_path(
     scripted: ScriptedServer, wire: str
 ) -> None:
-    scripted.script = ["code-decides", "malformed", "with-headers", "bad-gateway"]
+    scripted.script = ["code-decides", "malformed", "deep", "with-headers", "bad-gateway"]
     properties = {"uri": scripted.url, "http_client": http_client(wire), **FAST, "max_retries": "0"}
     async with lna.connect("rest", properties) as ns:
         with pytest.raises(errors.InvalidInputError, match="bad name"):  # the body's code
             await ns.describe_table({"id": ["a", "t"]})
         with pytest.raises(errors.InternalError, match="malformed response body"):
+            await ns.list_tables({"id": ["a"]})
+        with pytest.raises(errors.InternalError, match="malformed response body"):  # no recursion
             await ns.list_tables({"id": ["a"]})
         answer = await ns.list_tables({"id": ["a"]})
         assert answer.context is not None
