@@ -87,7 +87,10 @@ class DirectoryCore(AsyncLanceNamespace):
             return None
         uri = self.manifest.uri
         return ManifestSnapshots(
-            path, MANIFEST_DELIMITER, lambda: read_manifest_rows(uri, None), f"file://{path}/"
+            path,
+            MANIFEST_DELIMITER,
+            lambda version: read_manifest_rows(uri, None, version),
+            f"file://{path}/",
         )
 
     # -- pylance -------------------------------------------------------------------
