@@ -6,7 +6,8 @@ No server: the directory backend over real pylance on real temporary directories
 second backend on the same root, or pylance's ``lance`` API on a table's location, stands
 for another process. ``SETTLED_NS`` is 0 (as in test_manifest_snapshot) so the manifest
 copy that locates tables is used at once; calls that reached pylance's operation are
-counted by wrapping the function that hands them over (it still runs).
+counted by wrapping the function that hands them over (it still runs). The namespace's
+``lance.Session`` (pylance's caches) serves every call.
 """
 
 from __future__ import annotations
@@ -212,3 +213,22 @@ async def test_tracked_versions_keep_inserts_with_pylance(
         await tracked.insert_into_table({"id": ["a", "t"]}, sample_table(2))
         assert handed_to_pylance == ["InsertIntoTable"]
         assert (await tracked.count_table_rows({"id": ["a", "t"]})).count == 3
+
+
+async def test_queries_through_the_shared_caches_see_another_writers_commits(
+    ns: DirectoryNamespace, writer: DirectoryNamespace
+) -> None:
+    # pylance's caches (the namespace's lance.Session) serve every call; a commit by
+    # anyone else is read at once, a table dropped and created again is the new one
+    location = await make_table(ns, rows=3)
+    query = {"id": ["a", "t"], "k": 100, "vector": None, "filter": "id >= 0"}
+    assert (await ns.query_table(query)).num_rows == 3
+    lance.write_dataset(sample_table(2), location, mode="append")
+    assert (await ns.query_table(query)).num_rows == 5
+    lance.dataset(location).delete("id = 1")
+    assert sorted((await ns.query_table(query)).column("id").to_pylist()) == [0, 0, 2]
+
+    await writer.drop_table({"id": ["a", "t"]})
+    await writer.create_table({"id": ["a", "t"]}, sample_table(1))
+    assert (await ns.query_table(query)).column("name").to_pylist() == ["row-0"]
+    assert (await ns.count_table_rows({"id": ["a", "t"]})).count == 1

@@ -7,9 +7,11 @@ knows where the table is (one ``stat`` proves the copy current), so here the tab
 opened at that location with pylance's Python API, in one worker-thread hop:
 
 * CountTableRows opens the table (at its latest version, or the asked one) and counts,
-  with the predicate when there is one. Nothing is cached: every call sees every commit,
-  whoever made it. Any failure is handed to pylance's operation, which reports it
-  in its words (a read: asking twice changes nothing).
+  with the predicate when there is one. Only pylance's own caches (the namespace's
+  ``lance.Session``, keyed by file and version) are shared: every call finds the latest
+  version anew and sees every commit, whoever made it. Any failure is handed to
+  pylance's operation, which reports it in its words (a read: asking twice changes
+  nothing).
 * InsertIntoTable appends (mode absent or ``append``) when the table exists, the rows'
   schema is exactly the table's and there is at least one row. Everything else (a
   declared table pylance creates on the first insert, an overwrite, a schema pylance
@@ -61,7 +63,8 @@ class DataOperations(TableOperations):
         ):
             snapshots = self._snapshots
             assert snapshots is not None
-            counted = await self._run(_count_rows, snapshots, table, version, predicate)
+            session = self.lance_session()
+            counted = await self._run(_count_rows, snapshots, session, table, version, predicate)
             if counted is not None:
                 return operation.response_class().from_dict({operation.response_field: counted})
         return await _call_pylance(self, operation, request, None)
@@ -79,7 +82,8 @@ class DataOperations(TableOperations):
         ):
             snapshots = self._snapshots
             assert snapshots is not None
-            answer = await self._run(_append, snapshots, table, data.to_bytes())
+            session = self.lance_session()
+            answer = await self._run(_append, snapshots, session, table, data.to_bytes())
             if answer is not None:
                 return operation.response_class().from_dict(answer)
         return await _call_pylance(self, operation, request, data)
@@ -116,7 +120,11 @@ def _location(snapshots: ManifestSnapshots, table: Identifier) -> str | None:
 
 
 def _count_rows(
-    snapshots: ManifestSnapshots, table: Identifier, version: int | None, predicate: str | None
+    snapshots: ManifestSnapshots,
+    session: Any,
+    table: Identifier,
+    version: int | None,
+    predicate: str | None,
 ) -> int | None:
     import lance
 
@@ -124,13 +132,15 @@ def _count_rows(
     if location is None:
         return None
     try:
-        dataset = lance.dataset(location, version=version)
+        dataset = lance.dataset(location, version=version, session=session)
         return int(dataset.count_rows(filter=predicate))
     except Exception:  # pylance's operation reports it, in its words
         return None
 
 
-def _append(snapshots: ManifestSnapshots, table: Identifier, ipc: bytes) -> dict[str, Any] | None:
+def _append(
+    snapshots: ManifestSnapshots, session: Any, table: Identifier, ipc: bytes
+) -> dict[str, Any] | None:
     """Append the IPC stream ``ipc`` to the table; None (nothing written) when pylance
     must decide: no table there yet, another schema, no rows."""
     import lance
@@ -140,7 +150,7 @@ def _append(snapshots: ManifestSnapshots, table: Identifier, ipc: bytes) -> dict
     if location is None:
         return None
     try:
-        dataset = lance.dataset(location)
+        dataset = lance.dataset(location, session=session)
         rows = pa.ipc.open_stream(pa.py_buffer(ipc)).read_all()
     except Exception:
         return None
