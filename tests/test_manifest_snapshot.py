@@ -3,8 +3,9 @@ it only while it is the manifest's current state, and answer exactly what pylanc
 
 No server: the directory backend over real pylance on real temporary directories. Two
 backends on one root stand for two processes sharing a catalog. ``SETTLED_NS`` (how long
-the manifest must have been still before it is copied) is set to 0 where a test writes
-and reads at once, so the copy is used at all; one test keeps the real value.
+the manifest must have been still before its state proves a copy current) is set to 0
+where a test writes and reads at once, and to an hour where a test needs the manifest
+to count as still changing.
 """
 
 from __future__ import annotations
@@ -137,17 +138,53 @@ async def test_another_writers_commit_shows_at_once(
     assert after.state != before.state
 
 
-async def test_a_manifest_that_just_changed_is_not_copied(
-    ns: DirectoryNamespace, root: Path
+async def test_a_manifest_that_just_changed_is_copied_at_its_latest_version(
+    ns: DirectoryNamespace,
+    writer: DirectoryNamespace,
+    root: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(_manifest_snapshot, "RECHECK_NS", 0)
+    monkeypatch.setattr(_manifest_snapshot, "SETTLED_NS", 3600 * 10**9)  # never still here
     await ns.create_namespace({"id": ["a"]})
     await ns.declare_table({"id": ["a", "t"]})
     # a commit a moment ago: another could follow within the same clock tick, unseen by
-    # the directory's times, so reads go to pylance until the manifest has been still
-    assert await ns._snapshot() is None
+    # the directory's times, so the copy is of an exact version, checked by version
+    first = await ns._snapshot()
+    assert first is not None
+    assert not first.settled
+    assert "a$t" in first.table_ids
+    assert first.version == lance.dataset(str(root / "__manifest")).version
+
+    await writer.declare_table({"id": ["a", "u"]})  # at once: maybe within the same tick
+    second = await ns._snapshot()
+    assert second is not None
+    assert first.version is not None
+    assert second.version == first.version + 1
+    assert {"a$t", "a$u"} <= second.table_ids
+    assert (await ns.describe_table({"id": ["a", "u"]})).table == "u"
+
+    # once the directory is still, the copy is proven current by its state again
+    monkeypatch.setattr(_manifest_snapshot, "SETTLED_NS", 0)
+    settled = await ns._snapshot()
+    assert settled is not None
+    assert settled.settled
+    assert settled.table_ids == second.table_ids
+
+
+async def test_a_manifest_changing_all_the_time_is_left_to_pylance_for_a_while(
+    ns: DirectoryNamespace, writer: DirectoryNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_manifest_snapshot, "RECHECK_NS", 3600 * 10**9)  # "a while": long
+    monkeypatch.setattr(_manifest_snapshot, "SETTLED_NS", 3600 * 10**9)
+    await ns.create_namespace({"id": ["a"]})
     snapshots = ns._snapshots
     assert snapshots is not None
-    assert not snapshots.worth_checking()  # reads go to pylance without a stat for a while
+    assert await ns._run(snapshots.current) is not None  # copied at its version
+    await writer.declare_table({"id": ["a", "t"]})
+    # a newer version again within RECHECK_NS: not copied again so soon
+    assert await ns._run(snapshots.current) is None
+    assert not snapshots.worth_checking()  # reads go to pylance without a look for a while
     assert (await ns.describe_table({"id": ["a", "t"]})).table == "t"
 
 

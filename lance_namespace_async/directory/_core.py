@@ -70,6 +70,10 @@ class DirectoryCore(AsyncLanceNamespace):
             sealed=(self.manifest.uri,),
         )
         self._inner: Any = None
+        #: pylance's caches (manifests, file metadata, indices) shared by every call on
+        #: this namespace, ours and pylance's operations: without one, each call starts
+        #: from nothing (a k-NN query re-reads every data file's metadata)
+        self._lance_session: Any = None
         self._open_lock = anyio.Lock()
         self._manifest_lock = anyio.Lock()
         # pylance commits a declare and a Restrict drop as separate manifest writes
@@ -87,7 +91,10 @@ class DirectoryCore(AsyncLanceNamespace):
             return None
         uri = self.manifest.uri
         return ManifestSnapshots(
-            path, MANIFEST_DELIMITER, lambda: read_manifest_rows(uri, None), f"file://{path}/"
+            path,
+            MANIFEST_DELIMITER,
+            lambda version: read_manifest_rows(uri, None, version),
+            f"file://{path}/",
         )
 
     # -- pylance -------------------------------------------------------------------
@@ -102,9 +109,21 @@ class DirectoryCore(AsyncLanceNamespace):
                     from lance.lance import PyDirectoryNamespace  # type: ignore[attr-defined]
 
                     props = self.config.rust_properties(self.root)
+                    session = self.lance_session()
                     with self._storage_context():
-                        self._inner = await self._run(lambda: PyDirectoryNamespace(**props))
+                        self._inner = await self._run(
+                            lambda: PyDirectoryNamespace(session=session, **props)
+                        )
         return self._inner
+
+    def lance_session(self) -> Any:
+        """The ``lance.Session`` of this namespace (pylance's caches, keyed by file and
+        version, so another writer's commits are read, never hidden)."""
+        if self._lance_session is None:
+            from lance.dataset import Session  # type: ignore[attr-defined]
+
+            self._lance_session = Session()
+        return self._lance_session
 
     async def _call(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
         inner = await self._rust()

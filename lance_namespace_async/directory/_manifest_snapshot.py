@@ -19,6 +19,15 @@ The copy is trusted only when it cannot miss a commit:
 * the root is a local path (object stores have no directory times), and the manifest
   has at most ``MAX_ROWS`` rows (the copy is held in memory).
 
+A manifest that changed a moment ago (a table just created, then written to) is not
+left to pylance for the second its times need to settle: its rows are copied at the
+exact version the names in ``_versions`` show as the latest, and that copy is used
+while the latest version stays the same, checked by listing ``_versions`` on each use
+(what pylance does on each call anyway, minus the scan). A version is a commit's own
+number, never reused, so no commit can hide in a clock tick. Once the directory has
+settled with the copy still the latest version, the copy goes back to the ``stat``
+check. A manifest changing faster than ``RECHECK_NS`` is left to pylance as before.
+
 Anything the copy cannot answer (a missing row, a row with metadata, a location of an
 unusual form, an answer pylance has not shown its form of yet) goes to pylance as before,
 so error texts and edge cases stay pylance's.
@@ -31,7 +40,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ._manifest import MANIFEST_DIR
@@ -43,8 +52,9 @@ SETTLED_NS = 1_000_000_000
 #: ... and this long where its times are whole seconds (a file system stamping in 1 or 2 s
 #: steps, FAT's for one)
 COARSE_SETTLED_NS = 3_000_000_000
-#: after finding the manifest unsettled, reads go straight to pylance this long (no stat):
-#: a catalog written to all the time then pays one stat per interval, not one per read
+#: a manifest still changing is copied at most once per this long; in between, reads of a
+#: newer version go straight to pylance (no stat): a catalog written to all the time then
+#: pays one copy per interval, not one per read
 RECHECK_NS = 100_000_000
 #: larger manifests are not copied (about 200 bytes a row in memory)
 MAX_ROWS = 200_000
@@ -63,6 +73,11 @@ class Snapshot:
     """The manifest's rows at one state of ``_versions``."""
 
     state: _State
+    #: the manifest version the rows were read at (None: the latest at a settled state)
+    version: int | None
+    #: whether ``state`` proves the copy current (it was settled when taken): else the
+    #: latest version in ``_versions`` must still be ``version``
+    settled: bool
     #: object id -> stored location, for tables without metadata or base objects
     tables: dict[str, str]
     #: object ids of every table
@@ -71,6 +86,40 @@ class Snapshot:
     namespaces: frozenset[str]
     #: namespace object id ("" for the root) -> names of its tables, sorted
     children: dict[str, list[str]]
+
+
+def _settled(state: _State) -> bool:
+    """Whether the directory has been still long enough that a commit changes its times."""
+    coarse = state[1] % 1_000_000_000 == 0 and state[2] % 1_000_000_000 == 0
+    settled = COARSE_SETTLED_NS if coarse else SETTLED_NS
+    return time.time_ns() - max(state[1], state[2]) >= settled
+
+
+#: the largest manifest version (u64): pylance's V2 names count down from it
+_U64_MAX = 2**64 - 1
+
+
+def _latest_version(path: str) -> int | None:
+    """The newest manifest version named in ``_versions`` (None when none is readable).
+
+    Lance names a version's manifest ``<version>.manifest`` (V1) or, zero-padded to 20
+    digits, ``<u64 max - version>.manifest`` (V2); a commit adds a file with a higher
+    version, so the latest changes with every commit, whatever the clock.
+    """
+    latest = None
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                stem, _, suffix = entry.name.partition(".")
+                if suffix != "manifest" or not stem.isdigit() or not stem.isascii():
+                    continue
+                number = int(stem)
+                version = _U64_MAX - number if len(stem) == 20 else number
+                if latest is None or version > latest:
+                    latest = version
+    except OSError:
+        return None
+    return latest
 
 
 def _state(path: str) -> _State | None:
@@ -84,12 +133,13 @@ def _state(path: str) -> _State | None:
 class ManifestSnapshots:
     """The current :class:`Snapshot` of one catalog's manifest, when one can be trusted.
 
-    ``read_rows`` returns the manifest's rows (the ``_COLUMNS`` of each, or raises);
+    ``read_rows(version)`` returns the manifest's rows at that version, or the latest
+    for None (the ``_COLUMNS`` of each, or raises);
     every method here blocks on the file system and runs on a worker thread.
     """
 
     def __init__(
-        self, root_path: str, delimiter: str, read_rows: Callable[[], Any], prefix: str
+        self, root_path: str, delimiter: str, read_rows: Callable[[int | None], Any], prefix: str
     ) -> None:
         self._versions = os.path.join(root_path, MANIFEST_DIR, "_versions")
         self._delimiter = delimiter
@@ -101,6 +151,7 @@ class ManifestSnapshots:
         #: whether a real pylance answer had exactly the form :meth:`described` builds
         self.confirmed = False
         self._unsettled_until = 0  # time.monotonic_ns() before which not to look again
+        self._refreshed_at = 0  # time.monotonic_ns() of the last copy of a changing manifest
 
     def worth_checking(self) -> bool:
         """False for a while after the manifest was found changing (no file system access)."""
@@ -112,32 +163,54 @@ class ManifestSnapshots:
         if state is None:
             return None
         snapshot = self._snapshot
-        if snapshot is not None and snapshot.state == state:
+        if snapshot is not None and snapshot.settled and snapshot.state == state:
             return snapshot
-        return self._refresh(state)
-
-    def _refresh(self, state: _State) -> Snapshot | None:
-        coarse = state[1] % 1_000_000_000 == 0 and state[2] % 1_000_000_000 == 0
-        settled = COARSE_SETTLED_NS if coarse else SETTLED_NS
-        if time.time_ns() - max(state[1], state[2]) < settled:
-            # changed a moment ago: more commits may follow within the tick
-            self._unsettled_until = time.monotonic_ns() + RECHECK_NS
+        if _settled(state):
+            # a copy at an exact version, still the latest now that the directory is still:
+            # from now on its state proves it current
+            if (
+                snapshot is not None
+                and snapshot.version is not None
+                and _latest_version(self._versions) == snapshot.version
+            ):
+                snapshot = replace(snapshot, state=state, settled=True)
+                self._snapshot = snapshot
+                return snapshot
+            return self._refresh(state)
+        # changed a moment ago: the stat cannot see a commit within the same clock tick,
+        # the version numbers can
+        latest = _latest_version(self._versions)
+        if latest is None:
             return None
+        if snapshot is not None and snapshot.version == latest:
+            return snapshot
+        now = time.monotonic_ns()
+        if snapshot is not None and now < self._refreshed_at + RECHECK_NS:
+            # changing all the time: reads go to pylance for a while, without a look
+            self._unsettled_until = self._refreshed_at + RECHECK_NS
+            return None
+        self._refreshed_at = now
+        return self._refresh(state, latest)
+
+    def _refresh(self, state: _State, version: int | None = None) -> Snapshot | None:
+        """Copy the rows: of the latest version at a settled ``state``, or of ``version``."""
         if not self._refreshing.acquire(blocking=False):
             return None  # another thread is reading it: this call asks pylance
         try:
-            rows = self._read_rows()
-            if rows is None or _state(self._versions) != state:
+            rows = self._read_rows(version)
+            if rows is None or (version is None and _state(self._versions) != state):
                 return None
-            snapshot = self._build(state, rows)
+            snapshot = self._build(state, rows, version)
             self._snapshot = snapshot
             return snapshot
-        except Exception:  # an unreadable manifest is pylance's to report
+        except Exception:  # an unreadable manifest (or version) is pylance's to report
             return None
         finally:
             self._refreshing.release()
 
-    def _build(self, state: _State, rows: list[dict[str, Any]]) -> Snapshot:
+    def _build(
+        self, state: _State, rows: list[dict[str, Any]], version: int | None = None
+    ) -> Snapshot:
         tables: dict[str, str] = {}
         namespaces: set[str] = set()
         children: dict[str, list[str]] = {}
@@ -165,7 +238,15 @@ class ManifestSnapshots:
             for parent, names in children.items()
             for name in names
         )
-        return Snapshot(state, tables, table_ids, frozenset(namespaces), children)
+        return Snapshot(
+            state,
+            version,
+            version is None,
+            tables,
+            table_ids,
+            frozenset(namespaces),
+            children,
+        )
 
     def described(self, table: tuple[str, ...], stored: str) -> dict[str, Any]:
         """pylance's DescribeTable answer (without options) for a table stored at ``stored``."""
@@ -183,11 +264,14 @@ class ManifestSnapshots:
             self.confirmed = True
 
 
-def read_manifest_rows(uri: str, storage_options: dict[str, str] | None) -> Any:
-    """The rows of the manifest at ``uri`` (None when it is too large or has other columns)."""
+def read_manifest_rows(
+    uri: str, storage_options: dict[str, str] | None, version: int | None = None
+) -> Any:
+    """The rows of the manifest at ``uri``, at ``version`` or the latest (None when it
+    is too large or has other columns)."""
     import lance
 
-    dataset = lance.dataset(uri, storage_options=storage_options or None)
+    dataset = lance.dataset(uri, version=version, storage_options=storage_options or None)
     if set(dataset.schema.names) != set(_COLUMNS) or dataset.count_rows() > MAX_ROWS:
         return None
     return dataset.to_table(columns=list(_COLUMNS)).to_pylist()

@@ -32,8 +32,9 @@ the data. RegisterTable needs a Lance table at the location and refuses the
 root, the manifest and places inside, holding, or shared with another table.
 
 The namespace operations are in ``_namespaces``, the table operations in
-``_tables``, what they share in ``_core``; every other operation is pylance's
-(``_ops``), the batches ours (``_batch``).
+``_tables``, CountTableRows and InsertIntoTable in ``_data`` (on the table, located by
+the manifest copy, when it can), what they share in ``_core``; every other operation is
+pylance's (``_ops``), the batches ours (``_batch``).
 """
 
 from __future__ import annotations
@@ -42,15 +43,15 @@ import hashlib
 import json
 from typing import Any, ClassVar, Self
 
+from ._data import DataOperations
 from ._namespaces import NamespaceOperations
 from ._ops import install_pylance_operations
 from ._properties import DirectoryConfig
-from ._tables import TableOperations
 
 __all__ = ["DirectoryNamespace"]
 
 
-class DirectoryNamespace(NamespaceOperations, TableOperations):
+class DirectoryNamespace(NamespaceOperations, DataOperations):
     """``impl="dir"``: Lance tables in a directory, nested namespaces in its manifest."""
 
     impl_name: ClassVar[str] = "dir"

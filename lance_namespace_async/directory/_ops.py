@@ -22,13 +22,14 @@ from ._core import drop_nones
 
 if TYPE_CHECKING:
     from .._arrow_data import ArrowData
+    from ._core import DirectoryCore
     from ._namespace import DirectoryNamespace
 
 __all__ = ["install_pylance_operations"]
 
 
 async def _call_pylance(
-    namespace: DirectoryNamespace, operation: Operation, request: Any, data: ArrowData | None
+    namespace: DirectoryCore, operation: Operation, request: Any, data: ArrowData | None
 ) -> Any:
     from .. import errors
     from .._base import json_data
