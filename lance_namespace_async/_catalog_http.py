@@ -78,31 +78,10 @@ class CatalogHttp:
             return response
         raise self.error(response, what, not_found, conflict, state.retried_ambiguously)
 
-    async def call(
-        self,
-        method: str,
-        path: str,
-        *,
-        what: str,
-        idempotent: bool,
-        not_found: ErrorClass,
-        conflict: ErrorClass = errors.ConcurrentModificationError,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> dict[str, Any]:
-        """The JSON object one call answers, else its typed error."""
-        response = await self.send(
-            method,
-            path,
-            what=what,
-            idempotent=idempotent,
-            not_found=not_found,
-            conflict=conflict,
-            params=params,
-            json=json,
-            headers=headers,
-        )
+    async def call(self, method: str, path: str, *, what: str, **options: Any) -> dict[str, Any]:
+        """The JSON object one call answers, else its typed error (``options``: those of
+        :meth:`send`)."""
+        response = await self.send(method, path, what=what, **options)
         return self.decode(response.content, what)
 
     def decode(self, content: bytes, what: str) -> dict[str, Any]:

@@ -276,19 +276,7 @@ class UnityNamespace(StorageTableOperations):
     ) -> dict[str, Any]:
         """One call's JSON object; deletes answer nothing worth reading (Unity OSS sends a
         plain-text "200 OK"), so theirs is ``{}``."""
-        if method == "DELETE":
-            await self.http.send(
-                method,
-                path,
-                what=what,
-                idempotent=idempotent,
-                not_found=not_found,
-                conflict=conflict,
-                params=params,
-                json=json,
-            )
-            return {}
-        return await self.http.call(
+        response = await self.http.send(
             method,
             path,
             what=what,
@@ -298,6 +286,7 @@ class UnityNamespace(StorageTableOperations):
             params=params,
             json=json,
         )
+        return {} if method == "DELETE" else self.http.decode(response.content, what)
 
     async def _all_pages(
         self,
