@@ -57,7 +57,7 @@ import ssl
 import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import anyio
 import attrs
@@ -204,21 +204,12 @@ class CallState:
     deadline: float | None = None
     attempts: int = 0
     retried_ambiguously: bool = False
-    #: the last answer (``httpx.Response`` or, on the direct path, :class:`Answer`)
-    response: Any = None
+    #: the last answer (on the direct path an :class:`Answer`)
+    response: httpx.Response | None = None
 
 
-class _Answered(Protocol):
-    """What the retry policy reads of an answer: its status and headers."""
-
-    @property
-    def status_code(self) -> int: ...
-
-    @property
-    def headers(self) -> Any: ...
-
-
-_R = TypeVar("_R", bound=_Answered)
+#: an answer of either path: ``httpx.Response`` or the direct path's :class:`Answer`
+_R = TypeVar("_R", bound=httpx.Response)
 
 
 class Answer(httpx.Response):
@@ -304,7 +295,7 @@ _CALL: contextvars.ContextVar[CallState | None] = contextvars.ContextVar(
 )
 
 
-def _retry_after_seconds(headers: Any, now: float | None = None) -> float | None:
+def _retry_after_seconds(headers: httpx.Headers, now: float | None = None) -> float | None:
     """The server's requested wait: ``retry-after-ms``, or ``Retry-After`` seconds/date."""
     millis = headers.get("retry-after-ms")
     if millis is not None:
@@ -645,7 +636,7 @@ class _RetryingTransport(httpx.AsyncBaseTransport):
         base = self._config.retry_backoff_ms / 1000
         return random.uniform(0, min(cap, base * (2**attempt)))
 
-    def _delay(self, attempt: int, response: _Answered | None) -> float:
+    def _delay(self, attempt: int, response: httpx.Response | None) -> float:
         if response is not None:
             wanted = _retry_after_seconds(response.headers)
             if wanted is not None:

@@ -30,7 +30,7 @@ import httpx
 
 from . import errors
 
-__all__ = ["ACCEPT_ENCODING", "read_bounded", "read_limited", "too_large"]
+__all__ = ["ACCEPT_ENCODING", "check_length", "read_bounded", "read_limited", "too_large"]
 
 #: the encodings asked of servers: those whose inflation can be bounded per step
 ACCEPT_ENCODING = "gzip, deflate"
@@ -101,6 +101,13 @@ def _codings(headers: httpx.Headers) -> list[str]:
     return [value.strip().lower() for value in headers.get_list("content-encoding", True)]
 
 
+def check_length(length: str | None, limit: int) -> None:
+    """``too_large`` when the answer's ``Content-Length`` already says it is over ``limit``
+    (before a byte of its body is read)."""
+    if length is not None and length.strip().isdigit() and int(length) > limit:
+        raise too_large(limit)
+
+
 async def read_limited(
     chunks: AsyncIterator[bytes], length: str | None, codings: list[str], limit: int
 ) -> bytes:
@@ -110,8 +117,7 @@ async def read_limited(
     any wire) and the lean wire's direct exchange. The caller closes the
     connection when this raises.
     """
-    if length is not None and length.strip().isdigit() and int(length) > limit:
-        raise too_large(limit)
+    check_length(length, limit)
     inflater = _inflater(codings)
     parts: list[bytes] = []
     raw = size = 0

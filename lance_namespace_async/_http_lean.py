@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, cast
 import httptools
 import httpx
 
-from ._http_body import read_limited, too_large
+from ._http_body import check_length, read_limited, too_large
 
 if TYPE_CHECKING:
     from ._http import HttpConfig
@@ -328,9 +328,7 @@ class _Connection(asyncio.Protocol):
     def whole_body(self, limit: int) -> bytes:
         """The body of an answer already complete and not compressed, within ``limit``
         (what :func:`._http_body.read_limited` makes of it, without iterating)."""
-        length = self.length
-        if length is not None and length.strip().isdigit() and int(length) > limit:
-            raise too_large(limit)
+        check_length(self.length, limit)
         chunks = self._body
         content = b"".join(chunks) if len(chunks) != 1 else chunks[0]
         chunks.clear()

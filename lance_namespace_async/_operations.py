@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal
 
-__all__ = ["OPERATIONS", "OPERATIONS_BY_ID", "OPERATIONS_BY_METHOD", "Operation", "QueryParam"]
+__all__ = [
+    "OPERATIONS",
+    "OPERATIONS_BY_ID",
+    "OPERATIONS_BY_METHOD",
+    "Operation",
+    "QueryParam",
+    "generated_module",
+]
 
 #: how a request travels: JSON model, nothing (path and query only), an Arrow IPC
 #: stream (fields in the query), or one field of the model as the bare JSON body
@@ -86,14 +93,17 @@ class Operation:
 
         return getattr(models, self.response_model)
 
-    def api(self) -> Any:
-        """The generated client's ``asyncio_detailed`` function of this operation."""
-        return _api(self.api_module)
+    def generated(self) -> Any:
+        """The generated client's module of this operation: ``_get_kwargs`` builds its
+        request, ``asyncio_detailed`` sends it, ``_parse_response`` reads the answer."""
+        return generated_module(self.api_module)
 
 
 @functools.cache
-def _api(module: str) -> Any:
-    return importlib.import_module(f"lance_namespace_rest_client.api.{module}").asyncio_detailed
+def generated_module(module: str) -> Any:
+    """The generated client's module ``lance_namespace_rest_client.api.<module>``
+    (``table.describe_table``, ...)."""
+    return importlib.import_module(f"lance_namespace_rest_client.api.{module}")
 
 
 def _load() -> tuple[Operation, ...]:

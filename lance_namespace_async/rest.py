@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, ClassVar, Self
 
 import attrs
@@ -28,7 +28,7 @@ from ._base import AsyncLanceNamespace, json_data
 from ._config import mask_url_userinfo, prop
 from ._http import HttpConfig, HttpTransport, error_from_response, parse_http_url, transport_error
 from ._identifiers import Identifier, join_identifier, validate_identifier, validate_name
-from ._operations import OPERATIONS, OPERATIONS_BY_METHOD, Operation
+from ._operations import OPERATIONS, OPERATIONS_BY_METHOD, Operation, generated_module
 from .models import (
     UNSET,
     Context,
@@ -88,9 +88,6 @@ class RestConfig(HttpConfig):
     delimiter: str = prop(default="$", parse=_delimiter)
 
 
-Api = Callable[..., Awaitable[Any]]
-
-
 class RestNamespace(AsyncLanceNamespace):
     """``impl="rest"``: a client of any Lance REST Namespace server."""
 
@@ -141,11 +138,8 @@ class RestNamespace(AsyncLanceNamespace):
             what=what,
         )
 
-    def _query(self) -> dict[str, Any]:
-        return self._delimiter_query
-
     @functools.cached_property
-    def _delimiter_query(self) -> dict[str, Any]:
+    def _query(self) -> dict[str, Any]:
         """The ``delimiter`` query parameter, sent when it is not the default ``$``."""
         return {"delimiter": self.delimiter} if self.delimiter != "$" else {}
 
@@ -168,7 +162,7 @@ class RestNamespace(AsyncLanceNamespace):
 
     async def _send(
         self,
-        api: Api,
+        module: Any,
         *args: Any,
         what: str,
         idempotent: bool,
@@ -178,18 +172,18 @@ class RestNamespace(AsyncLanceNamespace):
         empty: Callable[..., Any] | None = None,
         **kwargs: Any,
     ) -> Any:
-        """One protocol call: the generated function, the transport policy, typed errors.
+        """One protocol call: the generated module's request and answer (``module``), the
+        transport policy, typed errors.
 
         The response headers come back as the response's ``context`` (``header.<name>``
         entries, as the protocol maps them); ``empty`` builds the response of the
         operations whose answer has no body (the exists checks).
         """
         client = self._client()
-        module = _module_of(api)
         with self.transport.call(idempotent=idempotent, what=what, headers=headers) as state:
             answer = None
             try:
-                spec = module._get_kwargs(*args, **self._query(), **kwargs)
+                spec = module._get_kwargs(*args, **self._query, **kwargs)
                 if spec.keys() <= _DIRECT_KEYS:
                     answer = await self.transport.exchange(
                         state,
@@ -200,7 +194,9 @@ class RestNamespace(AsyncLanceNamespace):
                         spec.get("headers"),
                     )
                 if answer is None:  # another wire or request shape: the generated call
-                    response = await api(*args, client=client, **self._query(), **kwargs)
+                    response = await module.asyncio_detailed(
+                        *args, client=client, **self._query, **kwargs
+                    )
                     status, content, parsed = (
                         response.status_code,
                         response.content,
@@ -244,13 +240,9 @@ class RestNamespace(AsyncLanceNamespace):
         )
 
     @staticmethod
-    @functools.cache
-    def _api(tag: str, name: str) -> Api:
-        import importlib
-
-        module = importlib.import_module(f"lance_namespace_rest_client.api.{tag}.{name}")
-        function: Api = module.asyncio_detailed
-        return function
+    def _api(tag: str, name: str) -> Any:
+        """The generated module of operation ``name`` under ``tag`` (``table``, ...)."""
+        return generated_module(f"{tag}.{name}")
 
     # -- namespaces --------------------------------------------------------------
 
@@ -388,7 +380,7 @@ class RestNamespace(AsyncLanceNamespace):
             "limit": request.limit,
             "include_declared": request.include_declared,
         }
-        api = self._api("table", "list_all_tables")
+        api = self._api("table", "list_all_tables").asyncio_detailed
         with self.transport.call(
             idempotent=True, what="ListAllTables", headers=self._headers(body)
         ) as state:
@@ -581,7 +573,7 @@ class RestNamespace(AsyncLanceNamespace):
             kwargs["body"] = _body_model(operation).from_dict(body.get(field) or {})
         kind = operation.path.split("/")[2]
         parsed = await self._send(
-            operation.api(),
+            operation.generated(),
             *args,
             what=label,
             idempotent=operation.idempotent,
@@ -599,17 +591,14 @@ class RestNamespace(AsyncLanceNamespace):
         mode; context headers and identity travel as for every call. With the aiohttp
         pool the answer is read whole first (its bytes are still decoded batch by batch).
         """
-        import importlib
-
         from ._arrow_data import IpcFileDecoder
 
         operation = OPERATIONS_BY_METHOD["query_table"]
         body: dict[str, Any] = json_data(request)
         parts = self._ids(body, allow_root=False, what="table id")
         _null_vector(body)
-        module = importlib.import_module(f"lance_namespace_rest_client.api.{operation.api_module}")
-        kwargs = module._get_kwargs(
-            self._path_id(parts), body=operation.request_class().from_dict(body), **self._query()
+        kwargs = operation.generated()._get_kwargs(
+            self._path_id(parts), body=operation.request_class().from_dict(body), **self._query
         )
         kwargs["headers"] = {**kwargs.get("headers", {}), **self._headers(body)}
         what = f"QueryTable {'.'.join(parts)}"
@@ -638,15 +627,6 @@ class RestNamespace(AsyncLanceNamespace):
 _DIRECT_KEYS = frozenset({"method", "url", "params", "json", "headers"})
 
 
-@functools.cache
-def _module_of(api: Api) -> Any:
-    """The generated module of an operation's ``asyncio_detailed`` (its ``_get_kwargs``
-    builds the request, its ``_parse_response`` reads the answer)."""
-    import sys
-
-    return sys.modules[api.__module__]
-
-
 _ID_WHAT = {"namespace": "namespace id", "table": "table id", "transaction": "transaction id"}
 _NOT_FOUND: dict[str, type[errors.LanceNamespaceError]] = {
     "namespace": errors.NamespaceNotFoundError,
@@ -659,11 +639,9 @@ _NOT_FOUND: dict[str, type[errors.LanceNamespaceError]] = {
 def _body_model(operation: Operation) -> Any:
     """The generated model of a bare JSON-object body (UpdateTableSchemaMetadata's map),
     as the generated function annotates its ``body``."""
-    import importlib
     import typing
 
-    module = importlib.import_module(f"lance_namespace_rest_client.api.{operation.api_module}")
-    return typing.get_type_hints(module._get_kwargs)["body"]
+    return typing.get_type_hints(operation.generated()._get_kwargs)["body"]
 
 
 def _null_vector(body: dict[str, Any]) -> bool:
