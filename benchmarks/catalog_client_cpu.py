@@ -51,7 +51,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from client_cpu import _baseline_tree, _median, _start
+from client_cpu import _baseline_tree, _median, _start, time_in_flight
 
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent / "tests"
@@ -169,21 +169,7 @@ def run(contender: str, url: str, calls: int, list_calls: int) -> dict[str, dict
                 if operation == "list":  # the catalogs really hold the Lance tables
                     assert len(answer.tables) == TABLES, (kind, answer)
 
-                async def worker(
-                    index: int, step: int, op: str = operation, todo: list[list[str]] = jobs
-                ) -> None:
-                    for ident in todo[index::step]:
-                        await call[op](ident)
-
-                for concurrency in (1, CONCURRENCY):
-                    cpu, wall = time.process_time(), time.perf_counter()
-                    async with asyncio.TaskGroup() as group:
-                        for index in range(concurrency):
-                            group.create_task(worker(index, concurrency))
-                    results[f"{operation}/{concurrency}"] = {
-                        "cpu_ms": (time.process_time() - cpu) * 1000 / len(jobs),
-                        "wall_ms": (time.perf_counter() - wall) * 1000 / len(jobs),
-                    }
+                await time_in_flight(call[operation], operation, jobs, results)
 
     asyncio.run(main())
     return results

@@ -105,6 +105,30 @@ def run_pylance(url: str, calls: int) -> dict[str, dict[str, float]]:
     return results
 
 
+async def time_in_flight(
+    call: Callable[[list[str]], Any],
+    operation: str,
+    jobs: list[list[str]],
+    results: dict[str, dict[str, float]],
+) -> None:
+    """``call`` over ``jobs`` one at a time, then ``CONCURRENCY`` asyncio tasks at once:
+    the client's CPU and wall ms per call in ``results["<operation>/<in flight>"]``."""
+
+    async def worker(index: int, step: int) -> None:
+        for ident in jobs[index::step]:
+            await call(ident)
+
+    for concurrency in (1, CONCURRENCY):
+        cpu, wall = time.process_time(), time.perf_counter()
+        async with asyncio.TaskGroup() as group:
+            for index in range(concurrency):
+                group.create_task(worker(index, concurrency))
+        results[f"{operation}/{concurrency}"] = {
+            "cpu_ms": (time.process_time() - cpu) * 1000 / len(jobs),
+            "wall_ms": (time.perf_counter() - wall) * 1000 / len(jobs),
+        }
+
+
 def run_ours(url: str, calls: int, loop: str, wire: str) -> dict[str, dict[str, float]]:
     import lance_namespace_async as lna
 
@@ -127,21 +151,7 @@ def run_ours(url: str, calls: int, loop: str, wire: str) -> dict[str, dict[str, 
                 for ident in jobs[: min(len(jobs), 1000)]:  # warm-up
                     await call[operation](ident)
 
-                async def worker(
-                    index: int, step: int, op: str = operation, todo: list[list[str]] = jobs
-                ) -> None:
-                    for ident in todo[index::step]:
-                        await call[op](ident)
-
-                for concurrency in (1, CONCURRENCY):
-                    cpu, wall = time.process_time(), time.perf_counter()
-                    async with asyncio.TaskGroup() as group:
-                        for index in range(concurrency):
-                            group.create_task(worker(index, concurrency))
-                    results[f"{operation}/{concurrency}"] = {
-                        "cpu_ms": (time.process_time() - cpu) * 1000 / len(jobs),
-                        "wall_ms": (time.perf_counter() - wall) * 1000 / len(jobs),
-                    }
+                await time_in_flight(call[operation], operation, jobs, results)
 
     if loop == "uvloop":
         import uvloop
