@@ -21,7 +21,7 @@ option) adds ``errorifexists`` and ``ignore``. Column pruning: Spark's Python
 Data Source API has no pruning hook (as of Spark 4.3), so ask for columns with
 ``.schema(...)`` / the ``columns`` option, or they are read and dropped by Spark.
 :func:`read` reads the same partitions through ``mapInArrow`` instead of the
-data source scan, for about 30% less CPU per row (see its module).
+data source scan, for 30-50% less CPU per row (see its module).
 """
 
 from __future__ import annotations

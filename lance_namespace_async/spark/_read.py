@@ -5,8 +5,8 @@ runs a Python data source's partitions through its DataSource V2 scan, which han
 the rows on one at a time (``PartitionIterator``) and refreshes the source's
 metrics every 100 rows; ``mapInArrow`` runs the same Python code and takes its
 Arrow batches straight into the plan. Same reader, same partitions, same Arrow
-batches: the JVM spends about half as much per row, the read as a whole about
-30% less CPU (benchmarks/results/spark_vs_lance_spark.md). What it gives up is
+batches: the JVM spends about half as much per row, the read as a whole 30-50%
+less CPU (benchmarks/results/spark_vs_lance_spark.md). What it gives up is
 the planner's view of the source: Spark cannot prune columns or push filters
 into it, so ``columns`` and ``filter`` are asked for here (the data source path
 cannot prune columns on Spark 4.3 either).
