@@ -8,6 +8,8 @@ Four contenders write, then read, the same 8 columns (int64, int32, float64, flo
 
 - **ours**: ``df.write/spark.read.format("lance-namespace")`` on pyspark 4 (this process's
   Spark) into a ``dir`` catalog;
+- **ours, read()**: ``lna_spark.read(spark, ...)``, the same reader and partitions run
+  through ``mapInArrow`` instead of Spark's data source scan (reads only);
 - **Parquet, Spark 4**: ``df.write.parquet`` / ``spark.read.parquet`` in the same session;
 - **lance-spark**: ``org.lance:lance-spark-3.5_2.12`` 0.4.0 (``LanceNamespaceSparkCatalog``,
   ``impl=dir``) on Spark 3.5.5 in a JVM of its own (``jvm/lance-spark``, driven over a
@@ -406,6 +408,12 @@ def main(argv: list[str] | None = None) -> int:
             frame = spark.read.format("lance-namespace").options(**options).load("bench.events")
             frame.write.format("noop").mode("overwrite").save()
 
+        def ours_fast_read() -> None:
+            frame = lna_spark.read(
+                spark, "bench.events", impl="dir", properties={"root": str(root)}
+            )
+            frame.write.format("noop").mode("overwrite").save()
+
         def parquet4_write(rows: int) -> None:
             spark.sql(select_rows(rows)).write.mode("overwrite").parquet(parquet4)
 
@@ -417,6 +425,7 @@ def main(argv: list[str] | None = None) -> int:
 
         ours_write(warmup)  # warm-ups: the JIT, the Python workers' imports, the first version
         ours_read()
+        ours_fast_read()
         parquet4_write(warmup)
         parquet4_read()
 
@@ -428,17 +437,19 @@ def main(argv: list[str] | None = None) -> int:
             ("write", "ours", partial(ours_write, rows), ours_cpu, spark_pid),
             ("write", "parquet4", partial(parquet4_write, rows), ours_cpu, spark_pid),
             ("read", "ours", ours_read, ours_cpu, spark_pid),
+            ("read", "ours-read()", ours_fast_read, ours_cpu, spark_pid),
             ("read", "parquet4", parquet4_read, ours_cpu, spark_pid),
         ]
         print("warm-ups done", flush=True)
         # Each contender writes then reads, ours first, right after the warm-ups: Spark stops a
         # Python worker idle for a minute, so ours is timed with warm workers here and once
         # more at the end after such a pause ("read-cold").
-        order = ["ours", "lance-spark", "parquet4", "parquet35"]
+        order = ["ours", "ours-read()", "lance-spark", "parquet4", "parquet35"]
         phases = ["generate", "write", "read"]
         runs.sort(key=lambda run: (order.index(run[1]), phases.index(run[0])))
         if not args.no_cold:
             runs.append(("read-cold", "ours", ours_read, ours_cpu, spark_pid))
+            runs.append(("read-cold", "ours-read()", ours_fast_read, ours_cpu, spark_pid))
         for operation, name, run, cpu_of, jvm in runs:
             cold = operation.endswith("-cold")
             if cold:
@@ -468,6 +479,7 @@ def main(argv: list[str] | None = None) -> int:
 
 LABELS = {
     "ours": "ours (lance-namespace, pyspark 4.3)",
+    "ours-read()": "ours, lna_spark.read() (mapInArrow, pyspark 4.3)",
     "parquet4": "Parquet, Spark 4.3 (same session as ours)",
     "lance-spark": "lance-spark 0.4.0, Spark 3.5.5",
     "parquet35": "Parquet, Spark 3.5.5 (same JVM as lance-spark)",
@@ -516,8 +528,8 @@ def render(
         "lance-spark / Parquet 3.5 | goal: >= 0.80x lance-spark's throughput |",
         "|---|---:|---:|---:|---|",
     ]
-    for operation in ("write", "read"):
-        ours = results.get(("ours", operation))
+    for operation, contender in (("write", "ours"), ("read", "ours"), ("read", "ours-read()")):
+        ours = results.get((contender, operation))
         if ours is None:
             continue
 
@@ -531,8 +543,9 @@ def render(
         met = "-"
         if lance_spark is not None:
             met = "met" if lance_spark.wall / ours.wall >= 0.8 else "not met"
+        shown = operation if contender == "ours" else f"{operation}, {contender}"
         lines.append(
-            f"| {operation} | {ratio('lance-spark', ours)} | {ratio('parquet4', ours)} | "
+            f"| {shown} | {ratio('lance-spark', ours)} | {ratio('parquet4', ours)} | "
             f"{ratio('parquet35', lance_spark)} | {met} |"
         )
     lines += [

@@ -32,7 +32,7 @@ from hive_metastore import hive_metastore
 from iceberg_rest_server import iceberg_catalog
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.functions import udf
+from pyspark.sql.functions import col, udf
 from pyspark.sql.types import LongType
 from unity_server import unity_catalog
 from uvicorn_thread import UvicornThread
@@ -180,6 +180,15 @@ def read(session: SparkSession, catalog: Catalog, table: list[str], **options: s
     )
 
 
+def read_fast(
+    session: SparkSession, catalog: Catalog, table: list[str], **kwargs: Any
+) -> DataFrame:
+    """``lna_spark.read``: the data source's partitions through ``mapInArrow``."""
+    return lna_spark.read(
+        session, catalog.name(table), impl=catalog.impl, properties=catalog.properties, **kwargs
+    )
+
+
 def write(frame: DataFrame, catalog: Catalog, table: list[str], mode: str, **options: str) -> None:
     frame.write.format(FORMAT).mode(mode).options(**catalog.options(), **options).save(
         catalog.name(table)
@@ -272,8 +281,12 @@ def test_append_then_overwrite_on_every_backend(
     assert dataset.count_rows() == 12
     assert dataset.version == 2  # one commit per job, not one per task
 
+    # read(): the same table through mapInArrow, from every catalog
+    assert rows(read_fast(session, any_catalog, table)) == rows(read(session, any_catalog, table))
+
     write(first.limit(2), any_catalog, table, "overwrite")
     assert rows(read(session, any_catalog, table)) == [(0, "e0"), (1, "e1")]
+    assert rows(read_fast(session, any_catalog, table)) == [(0, "e0"), (1, "e1")]
     assert lance.dataset(str(described.location)).version == 3
 
 
@@ -431,6 +444,77 @@ def test_bad_options_are_clear_errors(session: SparkSession, dir_catalog: Catalo
         read(session, dir_catalog, ["ns1", "t"], batch_size="many").count()
 
 
+# -- read(): the same partitions through mapInArrow ---------------------------------------------
+
+
+def test_read_returns_every_type_as_the_data_source_does(
+    session: SparkSession, dir_catalog: Catalog
+) -> None:
+    table = dir_catalog.table("fast")
+    data = every_type(session, 120)
+    write(data, dir_catalog, table, "append")
+    more = every_type(session, 50).withColumn("id", col("id") + 120)
+    write(more, dir_catalog, table, "append")
+    through_source = read(session, dir_catalog, table)
+    fast = read_fast(session, dir_catalog, table, batch_size=16)
+    assert fast.schema == through_source.schema == data.schema
+    assert rows(fast) == rows(through_source)
+    assert fast.count() == 170
+    assert "MapInArrow" in fast._jdf.queryExecution().executedPlan().toString()
+
+
+def test_read_takes_columns_filter_and_version(session: SparkSession, dir_catalog: Catalog) -> None:
+    table = dir_catalog.table("asked")
+    data = every_type(session)
+    write(data, dir_catalog, table, "append")
+    write(every_type(session, 5).withColumn("id", col("id") + 100), dir_catalog, table, "append")
+    fast = read_fast(
+        session, dir_catalog, table, columns=["text", "id"], filter="i32 < 3", version=1
+    )
+    assert fast.columns == ["text", "id"]
+    assert rows(fast) == rows(data.filter("i32 < 3").select("text", "id"))
+    lance_filters = {
+        "maybe IS NULL": "maybe is null",
+        "text = 'row ''5'''": "text = 'row ''5'''",
+        "nested.a = 3 OR flag": "nested.a = 3 or flag",
+        "i32 IN (1, 2, 5) AND NOT flag": "i32 in (1, 2, 5) and not flag",
+    }
+    for lance_filter, spark_filter in lance_filters.items():
+        got = read_fast(session, dir_catalog, table, filter=lance_filter, version=1)
+        assert rows(got) == rows(data.filter(spark_filter)), lance_filter
+    assert read_fast(session, dir_catalog, table).count() == 45
+
+
+def test_read_pins_the_version_it_planned(session: SparkSession, dir_catalog: Catalog) -> None:
+    table = dir_catalog.table("pinned")
+    write(session.range(0, 3), dir_catalog, table, "append")
+    planned = read_fast(session, dir_catalog, table)
+    write(session.range(3, 10), dir_catalog, table, "append")
+    assert planned.count() == 3
+    assert read_fast(session, dir_catalog, table).count() == 10
+
+
+def test_read_refuses_bad_input_on_the_driver(session: SparkSession, dir_catalog: Catalog) -> None:
+    table = dir_catalog.table("picky")
+    write(session.range(0, 3), dir_catalog, table, "append")
+    with pytest.raises(errors.TableColumnNotFoundError, match="missing"):
+        read_fast(session, dir_catalog, table, columns=["id", "missing"])
+    with pytest.raises(errors.InvalidInputError, match="sequence of column names"):
+        read_fast(session, dir_catalog, table, columns="id")
+    for bad in ["", "   ", "nope > 1", "id >", "id = 'x'"]:
+        with pytest.raises(errors.InvalidInputError, match="filter"):
+            read_fast(session, dir_catalog, table, filter=bad)
+    with pytest.raises(errors.InvalidInputError, match="batch_size"):
+        read_fast(session, dir_catalog, table, batch_size=0)
+    with pytest.raises(errors.TableVersionNotFoundError, match="version 9"):
+        read_fast(session, dir_catalog, table, version=9)
+    with pytest.raises(errors.TableNotFoundError):
+        read_fast(session, dir_catalog, dir_catalog.table("absent"))
+    with pytest.raises(errors.InvalidInputError, match="impl"):
+        lna_spark.read(session, dir_catalog.name(table), impl=" ")
+    assert lance.dataset(str(dir_catalog.describe(table).location)).version == 1
+
+
 # -- catalog-managed versions (seed 003) --------------------------------------------------------
 
 
@@ -503,6 +587,13 @@ def test_credentials_stay_out_of_plans_and_errors(
         capture: Callable[[str], None] = plans.append
         capture(frame._jdf.queryExecution().toString())
         frame.explain("extended")
+        fast = read_fast(session, catalog, table)
+        assert fast.count() == 3
+        capture(fast._jdf.queryExecution().toString())
+        fast.explain("extended")
+        with pytest.raises(errors.TableNotFoundError) as missing:
+            read_fast(session, catalog, catalog.table("missing"))
+        capture(str(missing.value))
         with pytest.raises(PySparkException) as failure:
             read(session, catalog, catalog.table("missing")).count()
         capture(str(failure.value))

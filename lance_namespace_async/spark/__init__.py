@@ -9,6 +9,8 @@
     df.write.format("lance-namespace").mode("append").options(impl="dir", root="/data") \\
         .save("ns1.table")
     lna_spark.save(df, "ns1.table", mode="errorifexists", impl="dir", properties={"root": "/data"})
+    df = lna_spark.read(spark, "ns1.table", impl="dir", properties={"root": "/data"},
+                        columns=["id", "name"], filter="id > 10")
     lna_spark.inventory(spark, "rest", {"uri": "http://catalog:2333"}, root="ns1").show()
 
 The data source is Spark's Python Data Source API, no JVM jars. It is also
@@ -18,6 +20,8 @@ Spark finds on the Python path. Spark's Python data sources accept only the
 option) adds ``errorifexists`` and ``ignore``. Column pruning: Spark's Python
 Data Source API has no pruning hook (as of Spark 4.3), so ask for columns with
 ``.schema(...)`` / the ``columns`` option, or they are read and dropped by Spark.
+:func:`read` reads the same partitions through ``mapInArrow`` instead of the
+data source scan, for 30-50% less CPU per row (see its module).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from .. import errors
 from ._inventory import INVENTORY_SCHEMA, inventory
 from ._options import SAVE_MODES
+from ._read import read
 from ._source import FilteringLanceNamespaceDataSource, LanceNamespaceDataSource
 from ._table import TableHandle
 
@@ -48,6 +53,7 @@ __all__ = [
     "LanceNamespaceDataSource",
     "TableHandle",
     "inventory",
+    "read",
     "register",
     "save",
 ]
