@@ -6,11 +6,11 @@ opened at the location the manifest copy proves current (``_data``), and the req
 into the arguments of pylance's Python ``LanceDataset.scanner`` that build the same scanner:
 
 * ``vector.single_vector`` (non-empty): a nearest-neighbour search of ``vector_column``
-  (``"vector"`` when absent, as pylance) for ``k`` rows (10 when ``k`` <= 0), with
+  (``"vector"`` when absent, as pylance) for ``k`` rows (10 when ``k`` is 0), with
   ``distance_type``, ``nprobes``, ``ef``, ``refine_factor``, ``lower_bound``/``upper_bound``,
   ``bypass_vector_index`` and ``fast_search`` (these only with a vector, as pylance);
   ``offset`` skips rows of the answer. An empty vector is a plain scan.
-* a plain scan takes ``k`` > 0 as its limit, with ``offset``; ``k`` <= 0 is no limit (and
+* a plain scan takes ``k`` > 0 as its limit, with ``offset``; ``k`` = 0 is no limit (and
   pylance then ignores the offset: so is it here).
 * ``prefilter``, ``columns.column_names`` (non-empty), ``filter`` (non-empty),
   ``with_row_id`` (true) and ``version`` apply to both.
@@ -86,8 +86,8 @@ def scanner_arguments(body: dict[str, Any]) -> tuple[dict[str, Any], str | None]
     if not body.keys() <= QUERY_FIELDS:
         return None
     k = body.get("k", 0)
-    if not _int(k):
-        return None
+    if not _int(k, 0):
+        return None  # pylance refuses a negative k
     version = body.get("version")
     if version is not None and not _int(version, 0, 2**63):
         return None
@@ -158,7 +158,7 @@ def _nearest(body: dict[str, Any], single: list[Any], k: int) -> dict[str, Any] 
     nearest: dict[str, Any] = {
         "column": column,
         "q": np.asarray(single, dtype=np.float32),
-        "k": k if k > 0 else 10,
+        "k": k or 10,
     }
     distance = body.get("distance_type")
     if distance is not None:
