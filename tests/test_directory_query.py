@@ -192,6 +192,8 @@ async def test_what_is_not_mapped_or_fails_is_pylances_to_answer(
         {"k": 3, "vector": vector, "vector_column": "VEC"},
         {"k": 3, "vector": vector, "vector_column": "name"},
         {"k": 3, "vector": {"single_vector": [0.5, 0.5]}, "vector_column": "vec"},
+        {"k": 3, "vector": {"single_vector": [1e300, *QUERY[1:]]}, "vector_column": "vec"},
+        {"k": 3, "vector": {"single_vector": [10**40, *QUERY[1:]]}, "vector_column": "vec"},
         {"k": 3, "vector": None, "filter": "no_such_column > 1"},
         {"k": 3, "vector": None, "filter": "id >"},
         {"k": 3, "vector": None, "columns": {"column_names": ["ghost"]}},

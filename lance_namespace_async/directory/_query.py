@@ -154,12 +154,14 @@ def _nearest(body: dict[str, Any], single: list[Any], k: int) -> dict[str, Any] 
     column = body.get("vector_column", "vector")
     if not isinstance(column, str):
         return None
-    # pylance reads the vector as 32-bit floats
-    nearest: dict[str, Any] = {
-        "column": column,
-        "q": np.asarray(single, dtype=np.float32),
-        "k": k or 10,
-    }
+    try:  # pylance reads the vector as 32-bit floats
+        with np.errstate(over="ignore", invalid="ignore"):
+            query = np.asarray(single, dtype=np.float32)
+    except (OverflowError, ValueError, TypeError):
+        return None
+    if not np.isfinite(query).all():
+        return None  # out of float32's range: pylance's to judge
+    nearest: dict[str, Any] = {"column": column, "q": query, "k": k or 10}
     distance = body.get("distance_type")
     if distance is not None:
         metric = _METRICS.get(distance.lower()) if isinstance(distance, str) else None
