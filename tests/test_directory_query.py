@@ -76,7 +76,8 @@ async def make_table(ns: DirectoryNamespace, column: str = "vec") -> None:
 
 
 async def answer(ns: DirectoryNamespace, request: dict[str, Any]) -> Any:
-    """The rows (a pyarrow.Table: schema, values and order compared) or the typed error."""
+    """The rows (a pyarrow.Table: schema, values and order compared) or the typed error
+    (of table ``TABLE`` unless the request names another)."""
     try:
         return await ns.query_table({"id": TABLE, **request})
     except errors.LanceNamespaceError as exc:
@@ -223,6 +224,16 @@ async def test_what_is_not_mapped_or_fails_is_pylances_to_answer(
     for table in (["a", "missing"], ["ghost", "t"]):
         with pytest.raises((errors.TableNotFoundError, errors.NamespaceNotFoundError)):
             await ns.query_table({"id": table, "k": 1, "vector": None})
+    # a declared table (no data yet) and a table at the root are pylance's to answer
+    await ns.declare_table({"id": ["a", "declared"]})
+    await ns.create_table({"id": ["rooted"]}, vectors_table(3))
+    for table in (["a", "declared"], ["rooted"]):
+        request = {"id": table, "k": 2, "vector": None}
+        handed_to_pylance.clear()
+        ours = await answer(ns, request)
+        assert handed_to_pylance == ["QueryTable"], table
+        theirs = await answer(plain, request)
+        assert same(ours, theirs), table
 
 
 async def test_searches_through_a_vector_index_are_pylances(
