@@ -75,8 +75,12 @@ def _int(value: Any, low: int = _INT32[0], high: int = _INT32[1]) -> bool:
     return type(value) is int and low <= value < high
 
 
+#: the JSON numbers of a request (bool, an int subclass, is not one)
+_NUMBERS = frozenset({int, float})
+
+
 def _number(value: Any) -> bool:
-    return type(value) in (int, float)
+    return type(value) in _NUMBERS
 
 
 def scanner_arguments(body: dict[str, Any]) -> tuple[dict[str, Any], str | None] | None:
@@ -98,7 +102,7 @@ def scanner_arguments(body: dict[str, Any]) -> tuple[dict[str, Any], str | None]
     if not isinstance(vector, dict) or not vector.keys() <= {"single_vector"}:
         return None  # a multi-vector, or a shape pylance would read otherwise
     single = vector.get("single_vector", [])
-    if not isinstance(single, list) or not all(_number(x) for x in single):
+    if not isinstance(single, list) or not {type(x) for x in single} <= _NUMBERS:
         return None
     arguments: dict[str, Any] = {}
     prefilter = body.get("prefilter")
