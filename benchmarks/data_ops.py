@@ -18,6 +18,10 @@ The clients are ours (``connect("rest", ...)``, async) and pylance's Rust
 * the server process's CPU time (user + system, all threads, from /proc) per call of
   each phase: what serving the call costs, whatever the client.
 
+``--interleave`` measures k-NN once more with both servers up, in alternating blocks
+(the other measures stay one stack after the other): on a shared machine both stacks
+then see the same load, which a run of one stack after the other does not promise.
+
 Writes benchmarks/results/data_ops.md (``--output``) and prints it.
 """
 
@@ -213,13 +217,18 @@ def summary(
 
 
 def report(args: argparse.Namespace, ours: dict[str, float], theirs: dict[str, float]) -> str:
+    knn = (
+        f"{2 * args.repeat} alternating blocks of {args.queries} queries per stack, median query"
+        if args.interleave
+        else f"{args.queries} queries"
+    )
     lines = [
         "# Table data through REST: ours vs pylance",
         "",
         f"{datetime.date.today()}, {platform.machine()}, {os.cpu_count()} CPUs, "
         f"Python {platform.python_version()}; {args.rows:,} rows x {DIM}-d float32 in inserts "
         f"of {args.batch_rows:,} rows (pylance's server refuses bodies over 2 MB), best of "
-        f"{args.repeat}; k-NN: {args.queries} queries; latency: median of {args.calls} calls.",
+        f"{args.repeat}; k-NN: {knn}; latency: median of {args.calls} calls.",
         "",
         "| Measure | ours (rest client <-> our adapter) | pylance (RestNamespace <-> "
         "RestAdapter) | ours / pylance |",
@@ -251,6 +260,57 @@ def report(args: argparse.Namespace, ours: dict[str, float], theirs: dict[str, f
     return "\n".join(lines) + "\n"
 
 
+async def interleaved_knn(
+    ours_at: tuple[str, ServerCpu], theirs_at: tuple[str, ServerCpu], args: argparse.Namespace
+) -> dict[str, dict[str, float]]:
+    """The k-NN phase again, both stacks in turns (``--interleave``): blocks of
+    ``--queries`` queries alternate (which goes first alternates too), so both see the same
+    machine; median seconds per query, server CPU per query over all blocks."""
+    import lance_namespace as ln
+    from lance.namespace import RestNamespace
+
+    import lance_namespace_async as lna
+
+    table = ["b", "t"]
+    vector = {"single_vector": [0.5] * DIM}
+    query = {"id": table, "k": 10, "vector": vector, "vector_column": "vec"}
+    request = ln.QueryTableRequest(id=table, k=10, vector=vector, vector_column="vec")
+    theirs = RestNamespace(uri=theirs_at[0])
+
+    def pylance_query() -> int:
+        answer = theirs.query_table(request)
+        return int(pa.ipc.open_file(pa.BufferReader(answer.data)).read_all().num_rows)
+
+    async with lna.connect("rest", {"uri": ours_at[0], "read_timeout": "600000"}) as ns:
+
+        async def our_query() -> int:
+            return int((await ns.query_table(query)).num_rows)
+
+        async def their_query() -> int:
+            return pylance_query()
+
+        calls = {"ours": (our_query, ours_at[1]), "pylance": (their_query, theirs_at[1])}
+        seconds: dict[str, list[float]] = {"ours": [], "pylance": []}
+        cpu = dict.fromkeys(calls, 0.0)
+        for block in range(2 * args.repeat):
+            for name in ("ours", "pylance") if block % 2 == 0 else ("pylance", "ours"):
+                call, server_cpu = calls[name]
+                server_cpu.lap()
+                for _ in range(args.queries):
+                    started = time.perf_counter()
+                    assert await call() == 10
+                    seconds[name].append(time.perf_counter() - started)
+                cpu[name] += server_cpu.lap()
+    done = 2 * args.repeat * args.queries
+    return {
+        name: {
+            "knn_queries_per_s": 1 / statistics.median(seconds[name]),
+            "knn_server_ms": cpu[name] * 1000 / done,
+        }
+        for name in calls
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000)
@@ -258,15 +318,28 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--batch-rows", type=int, default=3000, help="rows per insert")
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument(
+        "--interleave",
+        action="store_true",
+        help="measure k-NN with both servers up, in alternating blocks of --queries "
+        "(2 x --repeat blocks each; queries/s from the median query)",
+    )
     parser.add_argument("--output", default=str(HERE / "results" / "data_ops.md"))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="lna-bench-data-") as tmp:
         (Path(tmp) / "ours").mkdir()
         (Path(tmp) / "pylance").mkdir()
-        with server("ours", f"{tmp}/ours") as (uri, cpu):
-            ours = asyncio.run(run_ours(uri, cpu, args))
-        with server("pylance", f"{tmp}/pylance") as (uri, cpu):
-            theirs = run_pylance(uri, cpu, args)
+        with contextlib.ExitStack() as servers:
+            ours_at = servers.enter_context(server("ours", f"{tmp}/ours"))
+            ours = asyncio.run(run_ours(*ours_at, args))
+            if not args.interleave:  # one server at a time
+                servers.close()
+            theirs_at = servers.enter_context(server("pylance", f"{tmp}/pylance"))
+            theirs = run_pylance(*theirs_at, args)
+            if args.interleave:
+                knn = asyncio.run(interleaved_knn(ours_at, theirs_at, args))
+                ours.update(knn["ours"])
+                theirs.update(knn["pylance"])
     text = report(args, ours, theirs)
     Path(args.output).write_text(text, encoding="utf-8")
     print(text)

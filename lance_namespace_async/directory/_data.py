@@ -1,4 +1,4 @@
-"""CountTableRows and InsertIntoTable of the directory backend, on the table directly.
+"""CountTableRows, InsertIntoTable and QueryTable of the directory backend, on the table.
 
 pylance's Rust ``DirectoryNamespace`` finds a child namespace's table by scanning the
 ``__manifest`` table on every call: about a millisecond of CPU, most of a CountTableRows
@@ -19,7 +19,10 @@ opened at that location with pylance's Python API, in one worker-thread hop:
   the append has started, a failure is reported as it is, never retried through
   pylance: a second write could insert the rows twice.
 
-Both apply only where the manifest copy does (a local root without storage settings
+* QueryTable builds the scanner pylance's operation builds (``_query``) and answers with
+  its rows as an IPC file; a request it does not map, and any failure, go to pylance.
+
+All apply only where the manifest copy does (a local root without storage settings
 or credential vending) and, for inserts, without ``table_version_tracking_enabled``
 (pylance then records versions in the manifest).
 """
@@ -87,6 +90,26 @@ class DataOperations(TableOperations):
             if answer is not None:
                 return operation.response_class().from_dict(answer)
         return await _call_pylance(self, operation, request, data)
+
+    async def _query_table(self, request: Any) -> Any:
+        from ._query import QUERY_FIELDS, run_query, scanner_arguments
+
+        operation = OPERATIONS_BY_ID["QueryTable"]
+        body = drop_nones(request.to_dict())
+        table = self._direct_table(body, QUERY_FIELDS)
+        mapped = None if table is None else scanner_arguments(body)
+        if table is not None and mapped is not None and await self._snapshot_confirmed(table):
+            snapshots = self._snapshots
+            assert snapshots is not None
+            arguments, column = mapped
+            session = self.lance_session()
+            version = body.get("version")
+            answer = await self._run(
+                run_query, snapshots, session, table, version, arguments, column
+            )
+            if answer is not None:
+                return answer
+        return await _call_pylance(self, operation, request, None)
 
     def _direct_table(self, body: dict[str, Any], fields: frozenset[str]) -> Identifier | None:
         """The table id when the direct path may serve this request (else None)."""
