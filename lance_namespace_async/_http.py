@@ -96,6 +96,28 @@ _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 #: a URL path or query httpx's urlparse leaves as it is: unreserved characters,
 #: sub-delimiters, ":@/" and percent-escapes (dot segments are checked apart)
 _PLAIN = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*\Z")
+#: what ``urlencode`` (``quote_plus``) leaves as it is
+_UNQUOTED = re.compile(r"[A-Za-z0-9_.~-]*\Z")
+
+
+def _query_string(params: Any) -> str:
+    """``str(httpx.QueryParams(params))``, written directly when every name and value is a
+    string ``urlencode`` leaves alone or an int (a catalog's names, page sizes and
+    tokens): a fifth of the CPU."""
+    if not params:
+        return ""
+    if type(params) is not dict:  # httpx.QueryParams, pairs, a string: httpx's own
+        return str(httpx.QueryParams(params))
+    parts = []
+    for name, value in params.items():
+        if type(value) is int:
+            value = str(value)
+        elif type(value) is not str or not _UNQUOTED.match(value):
+            return str(httpx.QueryParams(params))
+        if type(name) is not str or not _UNQUOTED.match(name):
+            return str(httpx.QueryParams(params))
+        parts.append(f"{name}={value}")
+    return "&".join(parts)
 
 
 def parse_http_url(value: str) -> str:
@@ -362,7 +384,7 @@ class _Client(httpx.AsyncClient):
                     if name not in explicit:
                         request.headers[name] = value
             return request
-        query = str(httpx.QueryParams(params)) if params else ""
+        query = _query_string(params)
         extensions = {"timeout": self.timeout.as_dict()}
         path = self._base_path + url
         if _PLAIN.match(path) and "/." not in path and _PLAIN.match(query):
@@ -1235,7 +1257,7 @@ class HttpTransport:
         route = self._direct_route(client)
         if route is None:
             return None
-        query = str(httpx.QueryParams(params)) if params else ""
+        query = _query_string(params)
         target = route.base_path + path
         if not (_PLAIN.match(target) and "/." not in target and _PLAIN.match(query)):
             return None  # httpx would normalise it: let it

@@ -96,6 +96,9 @@ class _Connection(asyncio.Protocol):
         self.keep_alive = False
         self.length: str | None = None  # the answer's Content-Length, as sent
         self.codings: list[str] = []  # its Content-Encoding values
+        #: set by the direct path: a head announcing at most this many body bytes wakes
+        #: nobody, its body's end does (see :meth:`on_headers_complete`)
+        self.quiet_head_up_to = 0
 
     # -- asyncio.Protocol ----------------------------------------------------------------
 
@@ -182,7 +185,24 @@ class _Connection(asyncio.Protocol):
                 self.codings.extend(
                     part.strip().lower() for part in value.decode("latin-1").split(",")
                 )
+        if self._quiet_head():
+            # the direct path reads a small answer whole: a head arriving before its body
+            # (servers that write them apart, as uvicorn does) would wake the reader only
+            # for it to wait again. The head's bytes count as bytes arriving.
+            if self._due is not None and self._read_timeout is not None:
+                self._due = self._loop.time() + self._read_timeout
+            return
         self._wake()
+
+    def _quiet_head(self) -> bool:
+        """Whether the reader waits for the whole answer instead of its head: asked for,
+        and a ``Content-Length`` within the limit it was asked for (a larger one wakes the
+        reader to refuse it before its body is read)."""
+        limit = self.quiet_head_up_to
+        if not limit or self.length is None or self.codings:
+            return False
+        length = self.length.strip()
+        return length.isdigit() and int(length) <= limit
 
     def on_body(self, body: bytes) -> None:
         self._body.append(body)
@@ -269,9 +289,18 @@ class _Connection(asyncio.Protocol):
         if self._error is not None:
             raise self._error
 
-    async def send(self, head: bytes, body: bytes | None, stream: Any, timeouts: Any) -> None:
-        """Write the request, then wait for the answer's head."""
+    async def send(
+        self,
+        head: bytes,
+        body: bytes | None,
+        stream: Any,
+        timeouts: Any,
+        quiet_head_up_to: int = 0,
+    ) -> None:
+        """Write the request, then wait for the answer's head (with ``quiet_head_up_to``:
+        for a whole answer announcing at most that many bytes, see :meth:`_quiet_head`)."""
         self._reset()
+        self.quiet_head_up_to = quiet_head_up_to
         self.busy = True
         assert self.transport is not None
         self.transport.write(head + body if body else head)
@@ -581,13 +610,16 @@ class LeanPool(httpx.AsyncBaseTransport):
         read, without the ``httpx.Request``/``Response`` objects around them.
         """
         connection = await self._acquire(key, timeouts)
+        is_head = head.startswith(b"HEAD ")
         try:
-            await connection.send(head, body, None, timeouts)
+            # a small answer is read whole: no wake-up for its head alone
+            quiet = 0 if is_head else min(limit, _WAKE_BYTES)
+            await connection.send(head, body, None, timeouts, quiet)
         except BaseException:
             connection.close()
             self.release(key, None)
             raise
-        if head.startswith(b"HEAD "):  # no body follows, whatever the head says
+        if is_head:  # no body follows, whatever the head says
             connection.complete = True
             connection.close()
         status, reason, headers = connection.status, connection.reason, connection.headers

@@ -504,6 +504,8 @@ class SpecCheckedServer(abc.ABC):
     #: handlers block (on a database): they run in a worker thread, not on the event loop
     blocking_handlers: ClassVar[bool] = False
     json_content_type: ClassVar[str] = "application/json"
+    #: an answer's head and body leave in one send (see uvicorn_thread.UvicornThread)
+    one_send: ClassVar[bool] = False
 
     def __init__(self, spec: OpenApiIndex, *, thread_name: str, description: str) -> None:
         self.uri = ""
@@ -515,7 +517,9 @@ class SpecCheckedServer(abc.ABC):
         self.app = Starlette(
             routes=[Route("/{path:path}", self._endpoint, methods=list(HTTP_METHODS))]
         )
-        self._http = UvicornThread(self.app, name=thread_name, description=description)
+        self._http = UvicornThread(
+            self.app, name=thread_name, description=description, one_send=self.one_send
+        )
 
     # the catalog's semantics
 
