@@ -163,10 +163,19 @@ class IcebergRestClient:
             not_found=errors.TableNotFoundError,
             headers={"X-Iceberg-Access-Delegation": "vended-credentials"} if vend else None,
         )
-        metadata = result.get("metadata")
-        if not isinstance(metadata, dict):
-            raise errors.InternalError(f"{what}: LoadTable answered without metadata")
-        return metadata, result
+        return _metadata_of(result, what), result
+
+    async def load_metadata(self, tables: str, name: str, what: str) -> dict[str, Any]:
+        """LoadTable's metadata of table ``name`` in the namespace whose tables' API path
+        is ``tables`` (``<namespace path>/tables/``, built once for a listing's loads)."""
+        result = await self.call(
+            "GET",
+            tables + quote(name, safe=""),
+            what=what,
+            idempotent=True,
+            not_found=errors.TableNotFoundError,
+        )
+        return _metadata_of(result, what)
 
     async def update_table(
         self,
@@ -193,3 +202,10 @@ class IcebergRestClient:
             not_found=errors.TableNotFoundError,
             conflict=errors.ConcurrentModificationError,
         )
+
+
+def _metadata_of(result: dict[str, Any], what: str) -> dict[str, Any]:
+    metadata = result.get("metadata")
+    if not isinstance(metadata, dict):
+        raise errors.InternalError(f"{what}: LoadTable answered without metadata")
+    return metadata
