@@ -47,6 +47,12 @@ class Warehouse:
 
 _NS_PATHS_KEPT = 4096  # namespace API paths remembered per warehouse
 
+#: LoadTable's ``snapshots=refs``: only the snapshots a branch or tag references, so the
+#: current one (``main``'s), which is all this backend reads of them; without it the
+#: server sends every snapshot, and a ``managed_by=impl`` table gains one per Lance
+#: version. Servers that ignore the parameter send them all, which is as before.
+_REFS_ONLY = {"snapshots": "refs"}
+
 
 class IcebergRestClient:
     """Calls to an Iceberg REST Catalog, with its answers' errors typed."""
@@ -154,10 +160,12 @@ class IcebergRestClient:
         self, warehouse: str, namespace: Identifier, name: str, what: str, *, vend: bool
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """LoadTable: the table's metadata and the whole LoadTableResult (with vended
-        credentials when ``vend``: the ``X-Iceberg-Access-Delegation`` header asks for them)."""
+        credentials when ``vend``: the ``X-Iceberg-Access-Delegation`` header asks for them),
+        with the current snapshot but not the history (:data:`_REFS_ONLY`)."""
         result = await self.call(
             "GET",
             await self.table_path(warehouse, namespace, name),
+            params=_REFS_ONLY,
             what=what,
             idempotent=True,
             not_found=errors.TableNotFoundError,
@@ -171,6 +179,7 @@ class IcebergRestClient:
         result = await self.call(
             "GET",
             tables + quote(name, safe=""),
+            params=_REFS_ONLY,
             what=what,
             idempotent=True,
             not_found=errors.TableNotFoundError,
