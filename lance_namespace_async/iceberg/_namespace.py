@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, ClassVar, Self, TypeVar
 
 import anyio
@@ -460,6 +460,7 @@ class IcebergNamespace(ManagedIcebergVersions):
         most = min(self.config.list_concurrency, len(names))
         taken = 0  # names handed to a worker so far
         workers = 1
+        start: list[Callable[[], Coroutine[Any, Any, None]]] = []  # the worker, until done
 
         async def worker() -> None:
             nonlocal taken, workers
@@ -468,7 +469,7 @@ class IcebergNamespace(ManagedIcebergVersions):
                 async with loads:
                     if workers < most and taken < len(names) and loads.value > 0:
                         workers += 1
-                        group.start_soon(worker)
+                        group.start_soon(start[0])
                     try:
                         metadata = await self._rest.load_metadata(
                             tables, names[index], f"LoadTable {names[index]}"
@@ -477,8 +478,14 @@ class IcebergNamespace(ManagedIcebergVersions):
                         continue  # dropped while we listed: stays None
                 results[index] = keep(metadata)
 
-        async with anyio.create_task_group() as group:
-            group.start_soon(worker)
+        # a worker starts workers: naming itself in its own closure would make a cycle
+        # (function, cells, task group, lists) left to the collector at every listing
+        start.append(worker)
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(worker)
+        finally:
+            start.clear()
         return results
 
     async def _list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
