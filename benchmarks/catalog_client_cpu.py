@@ -16,7 +16,12 @@ a process of its own over 127.0.0.1, holding a catalog of the same shape,
   pyiceberg's SqlCatalog behind uvicorn), warehouse ``wh``, its tables declared
   through our iceberg backend (so they are Lance tables registered in Iceberg);
 * unity: our Unity Catalog look-alike (tests/unity_server.py), catalog ``main``,
-  tables declared through our unity backend.
+  tables declared through our unity backend;
+* iceberg-reference (``--reference-iceberg``, needs Java and Maven): the iceberg
+  backend against the Iceberg project's own REST server (tests/iceberg_real_server.py,
+  Jetty in front of a JdbcCatalog), which answers in a fraction of the look-alike's
+  time: how much of iceberg's CPU per request is the look-alike's slowness (the client
+  wakes once or twice per answer instead of once per burst of answers).
 
 The look-alikes check every request and response against their OpenAPI
 contracts, so they are slow servers; that shows in the wall times, never in the
@@ -81,8 +86,8 @@ def _names(operation: str) -> list[list[str]]:
 
 
 def _backend(contender: str) -> str:
-    """``iceberg@287a519`` (a baseline's) -> ``iceberg``."""
-    return contender.partition("@")[0]
+    """``iceberg@287a519`` (a baseline's), ``iceberg-reference`` -> ``iceberg``."""
+    return contender.partition("@")[0].removesuffix("-reference")
 
 
 def _jobs(kind: str, operation: str, calls: int) -> list[list[str]]:
@@ -117,10 +122,16 @@ def serve(kind: str) -> None:
     work = Path(tempfile.mkdtemp(prefix=f"lna-bench-{kind}-"))
     root = work / "lance"
     root.mkdir()
+    properties = {"root": str(root)}
     if kind == "iceberg":
         from iceberg_rest_server import iceberg_catalog
 
         context = iceberg_catalog(work / "iceberg")
+    elif kind == "iceberg-reference":
+        from iceberg_real_server import reference_iceberg
+
+        context = reference_iceberg(work / "iceberg")
+        properties["warehouse_prefix"] = "false"  # one catalog, no prefix
     else:
         from unity_server import unity_catalog
 
@@ -129,7 +140,8 @@ def serve(kind: str) -> None:
         if kind == "unity":
             server.add_catalog("main")
         started = time.perf_counter()
-        asyncio.run(_declare_all(kind, {"endpoint": server.uri, "root": str(root)}))
+        properties["endpoint"] = server.uri
+        asyncio.run(_declare_all(_backend(kind), properties))
         print(f"FILLED {time.perf_counter() - started:.1f}", file=sys.stderr, flush=True)
         print(f"PORT {server.uri.rsplit(':', 1)[1].strip('/')}", flush=True)
         sys.stdin.read()
@@ -142,7 +154,7 @@ def run(contender: str, url: str, calls: int, list_calls: int) -> dict[str, dict
     import lance_namespace_async as lna
 
     kind = _backend(contender)
-    if contender != kind:  # a baseline really runs its own library
+    if "@" in contender:  # a baseline really runs its own library
         assert str(_baseline_tree(contender.partition("@")[2])) in lna.__file__
 
     properties = {
@@ -154,6 +166,8 @@ def run(contender: str, url: str, calls: int, list_calls: int) -> dict[str, dict
     else:
         properties["endpoint"] = url
         properties["root"] = tempfile.gettempdir()  # never touched: nothing is created
+    if contender.endswith("-reference"):
+        properties["warehouse_prefix"] = "false"
     results: dict[str, dict[str, float]] = {}
 
     async def main() -> None:
@@ -182,7 +196,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline", help="a git commit: its iceberg and unity as contenders")
     parser.add_argument("--output", default=None)
-    parser.add_argument("--serve", choices=("iceberg", "unity"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--reference-iceberg",
+        action="store_true",
+        help="also iceberg against the Iceberg project's REST server (Java, Maven)",
+    )
+    parser.add_argument(
+        "--serve", choices=("iceberg", "iceberg-reference", "unity"), help=argparse.SUPPRESS
+    )
     parser.add_argument("--contender", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -211,15 +232,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     contenders = ["rest"]
     for kind in ("iceberg", "unity"):  # each backend's baseline row just above its own
         contenders += [f"{kind}@{args.baseline}", kind] if args.baseline else [kind]
+    if args.reference_iceberg:
+        servers["iceberg-reference"] = _start(
+            [sys.executable, __file__, "--serve", "iceberg-reference"]
+        )
+        contenders.append("iceberg-reference")
     runs: dict[str, list[dict[str, dict[str, float]]]] = {kind: [] for kind in contenders}
     try:
         for round_ in range(args.rounds):
             for kind in contenders:
                 environment = dict(os.environ)
-                if kind != _backend(kind):  # the baseline's library first on the path
+                if "@" in kind:  # the baseline's library first on the path
                     tree = _baseline_tree(kind.partition("@")[2])
                     environment["PYTHONPATH"] = f"{tree}{os.pathsep}{tree / 'generated'}"
-                port = servers[_backend(kind)][1]
+                port = servers[kind if kind in servers else _backend(kind)][1]
                 answer = subprocess.run(
                     [
                         sys.executable,

@@ -320,6 +320,8 @@ class IcebergCatalogServer(SpecCheckedServer):
         self.catalog_properties: dict[str, str] = {}
         #: LoadTable requests that asked for vended credentials, by table location
         self.vend_requests: collections.Counter[str] = collections.Counter()
+        #: LoadTable requests by their ``snapshots`` query parameter (``all`` when absent)
+        self.load_snapshots: collections.Counter[str] = collections.Counter()
 
     # public helpers
 
@@ -646,6 +648,8 @@ class IcebergCatalogServer(SpecCheckedServer):
     def _load_table(self, call: _Call) -> _Reply:
         table = _catalog(call).load_table(self._table_identifier(call))
         metadata = table.metadata
+        with self._lock:
+            self.load_snapshots[call.query.get("snapshots") or "all"] += 1
         if call.query.get("snapshots") == "refs":
             referenced = {ref.snapshot_id for ref in metadata.refs.values()}
             metadata = metadata.model_copy(

@@ -429,6 +429,31 @@ async def test_impl_managed_versions_go_through_update_table(
     assert (await ns.describe_table({"id": table_id})).version == 2
 
 
+async def test_loads_ask_for_the_current_snapshot_only(
+    lookalike: IcebergCatalogServer, root: Path, tmp_path: Path
+) -> None:
+    # every Lance version of an impl-managed table is a snapshot: with snapshots=refs the
+    # catalog sends the current one only, all the backend reads
+    async with lna.connect("iceberg", {"endpoint": lookalike.uri, "root": str(root)}) as ns:
+        await ns.create_namespace({"id": [WH, "db"]})
+        location = str(tmp_path / "managed")
+        lance.write_dataset(pa.table({"x": [1]}), location)
+        table_id = [WH, "db", "m"]
+        await ns.register_table(
+            {"id": table_id, "location": location, "properties": {"managed_by": "impl"}}
+        )
+        for version in (2, 3):
+            lance.write_dataset(pa.table({"x": [version]}), location, mode="append")
+            assert await ns.commit_table_version(table_id, expected_version=version - 1) == version
+        full = lookalike.rest_client(WH).load_table(("db", "m")).metadata
+        assert [snapshot.snapshot_id for snapshot in full.snapshots] == [1, 2, 3]
+        lookalike.load_snapshots.clear()
+        assert (await ns.describe_table({"id": table_id})).version == 3
+        assert (await ns.list_tables({"id": [WH, "db"]})).tables == ["m"]
+        await ns.drop_table({"id": table_id})
+    assert lookalike.load_snapshots == {"refs": 3}
+
+
 async def test_tooling_mode_shows_the_real_columns_to_pyiceberg(
     catalog: Catalog, root: Path, tmp_path: Path
 ) -> None:

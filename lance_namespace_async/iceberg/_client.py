@@ -47,6 +47,12 @@ class Warehouse:
 
 _NS_PATHS_KEPT = 4096  # namespace API paths remembered per warehouse
 
+#: LoadTable's ``snapshots=refs``: only the snapshots a branch or tag references, so the
+#: current one (``main``'s), which is all this backend reads of them; without it the
+#: server sends every snapshot, and a ``managed_by=impl`` table gains one per Lance
+#: version. Servers that ignore the parameter send them all, which is as before.
+_REFS_ONLY = {"snapshots": "refs"}
+
 
 class IcebergRestClient:
     """Calls to an Iceberg REST Catalog, with its answers' errors typed."""
@@ -154,19 +160,31 @@ class IcebergRestClient:
         self, warehouse: str, namespace: Identifier, name: str, what: str, *, vend: bool
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """LoadTable: the table's metadata and the whole LoadTableResult (with vended
-        credentials when ``vend``: the ``X-Iceberg-Access-Delegation`` header asks for them)."""
+        credentials when ``vend``: the ``X-Iceberg-Access-Delegation`` header asks for them),
+        with the current snapshot but not the history (:data:`_REFS_ONLY`)."""
         result = await self.call(
             "GET",
             await self.table_path(warehouse, namespace, name),
+            params=_REFS_ONLY,
             what=what,
             idempotent=True,
             not_found=errors.TableNotFoundError,
             headers={"X-Iceberg-Access-Delegation": "vended-credentials"} if vend else None,
         )
-        metadata = result.get("metadata")
-        if not isinstance(metadata, dict):
-            raise errors.InternalError(f"{what}: LoadTable answered without metadata")
-        return metadata, result
+        return _metadata_of(result, what), result
+
+    async def load_metadata(self, tables: str, name: str, what: str) -> dict[str, Any]:
+        """LoadTable's metadata of table ``name`` in the namespace whose tables' API path
+        is ``tables`` (``<namespace path>/tables/``, built once for a listing's loads)."""
+        result = await self.call(
+            "GET",
+            tables + quote(name, safe=""),
+            params=_REFS_ONLY,
+            what=what,
+            idempotent=True,
+            not_found=errors.TableNotFoundError,
+        )
+        return _metadata_of(result, what)
 
     async def update_table(
         self,
@@ -193,3 +211,10 @@ class IcebergRestClient:
             not_found=errors.TableNotFoundError,
             conflict=errors.ConcurrentModificationError,
         )
+
+
+def _metadata_of(result: dict[str, Any], what: str) -> dict[str, Any]:
+    metadata = result.get("metadata")
+    if not isinstance(metadata, dict):
+        raise errors.InternalError(f"{what}: LoadTable answered without metadata")
+    return metadata

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, ClassVar, Self, TypeVar
 
 import anyio
@@ -162,11 +162,6 @@ class IcebergNamespace(ManagedIcebergVersions):
                 f"got {len(parts)} level(s)"
             )
         return parts[0], parts[1:-1], parts[-1]
-
-    async def _load_table(
-        self, warehouse: str, namespace: Identifier, name: str, what: str
-    ) -> dict[str, Any]:
-        return (await self._rest.load_table(warehouse, namespace, name, what, vend=False))[0]
 
     async def _load_lance_table(
         self, warehouse: str, namespace: Identifier, name: str, what: str
@@ -452,25 +447,45 @@ class IcebergNamespace(ManagedIcebergVersions):
         Only what ``keep`` returns outlives its load: a listing of many tables holding
         every table's whole metadata until the last load answers gives the garbage
         collector that much more to walk (a quarter of the client CPU with 64 listings in
-        flight, benchmarks/catalog_client_cpu.py)."""
+        flight, benchmarks/catalog_client_cpu.py). For the same reason workers start one
+        at a time, each when the one before got a connection slot and another is free:
+        with 64 listings in flight sharing 64 slots that is about one worker per listing,
+        not 16 each (1,024 tasks, most of them waiting on the semaphore, whose frames and
+        futures the collector kept walking: half of this method's own CPU per load)."""
         results: list[_Kept | None] = [None] * len(names)
-        # a few workers taking the next name, not one task (and limiter slot) per table
-        todo = iter(enumerate(names))
+        if not names:
+            return results
+        loads = self._listing_loads
+        tables = await self._rest.namespace_path(warehouse, levels) + "/tables/"
+        most = min(self.config.list_concurrency, len(names))
+        taken = 0  # names handed to a worker so far
+        workers = 1
+        start: list[Callable[[], Coroutine[Any, Any, None]]] = []  # the worker, until done
 
         async def worker() -> None:
-            for index, name in todo:
-                async with self._listing_loads:
+            nonlocal taken, workers
+            while taken < len(names):
+                index, taken = taken, taken + 1
+                async with loads:
+                    if workers < most and taken < len(names) and loads.value > 0:
+                        workers += 1
+                        group.start_soon(start[0])
                     try:
-                        metadata = await self._load_table(
-                            warehouse, levels, name, f"LoadTable {name}"
+                        metadata = await self._rest.load_metadata(
+                            tables, names[index], f"LoadTable {names[index]}"
                         )
                     except errors.TableNotFoundError:
                         continue  # dropped while we listed: stays None
                 results[index] = keep(metadata)
 
-        async with anyio.create_task_group() as group:
-            for _ in range(min(self.config.list_concurrency, len(names))):
+        # a worker starts workers: naming itself in its own closure would make a cycle
+        # (function, cells, task group, lists) left to the collector at every listing
+        start.append(worker)
+        try:
+            async with anyio.create_task_group() as group:
                 group.start_soon(worker)
+        finally:
+            start.clear()
         return results
 
     async def _list_tables(self, request: ListTablesRequest) -> ListTablesResponse:
