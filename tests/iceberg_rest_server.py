@@ -264,6 +264,7 @@ class IcebergCatalogServer(SpecCheckedServer):
     token_requests: int
     call_type = _Call
     blocking_handlers = True  # SqlCatalog waits on sqlite
+    one_send = True  # a small answer in one send, as production servers write it
 
     def __init__(
         self,
