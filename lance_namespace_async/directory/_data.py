@@ -29,7 +29,8 @@ or credential vending) and, for inserts, without ``table_version_tracking_enable
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._operations import OPERATIONS_BY_ID
 from ._core import drop_nones
@@ -42,7 +43,9 @@ if TYPE_CHECKING:
     from .._identifiers import Identifier
     from ._manifest_snapshot import ManifestSnapshots
 
-__all__ = ["DataOperations"]
+__all__ = ["DataOperations", "read_directly"]
+
+T = TypeVar("T")
 
 #: request fields the direct paths understand; any other one set goes to pylance
 _COUNT_FIELDS = frozenset({"id", "version", "predicate"})
@@ -142,6 +145,27 @@ def _location(snapshots: ManifestSnapshots, table: Identifier) -> str | None:
     return str(snapshots.described(table, stored)["location"])
 
 
+def read_directly(
+    snapshots: ManifestSnapshots,
+    session: Any,
+    table: Identifier,
+    version: int | None,
+    read: Callable[[Any], T | None],
+) -> T | None:
+    """``read`` of the table's dataset at ``version`` (worker thread), or None when pylance
+    must answer: no location the manifest copy proves, or any failure (a read changes
+    nothing, so asking pylance as well is safe, and it reports the error in its words)."""
+    import lance
+
+    location = _location(snapshots, table)
+    if location is None:
+        return None
+    try:
+        return read(lance.dataset(location, version=version, session=session))
+    except Exception:  # pylance's operation reports it, in its words
+        return None
+
+
 def _count_rows(
     snapshots: ManifestSnapshots,
     session: Any,
@@ -149,16 +173,13 @@ def _count_rows(
     version: int | None,
     predicate: str | None,
 ) -> int | None:
-    import lance
-
-    location = _location(snapshots, table)
-    if location is None:
-        return None
-    try:
-        dataset = lance.dataset(location, version=version, session=session)
-        return int(dataset.count_rows(filter=predicate))
-    except Exception:  # pylance's operation reports it, in its words
-        return None
+    return read_directly(
+        snapshots,
+        session,
+        table,
+        version,
+        lambda dataset: int(dataset.count_rows(filter=predicate)),
+    )
 
 
 def _append(

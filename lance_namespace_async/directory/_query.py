@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._data import _location
+from ._data import read_directly
 
 if TYPE_CHECKING:
     from .._identifiers import Identifier
@@ -203,18 +203,11 @@ def run_query(
     column: str | None,
 ) -> bytes | None:
     """The answer's IPC file, or None when pylance must answer (worker thread)."""
-    import lance
-
     from .._arrow_data import ipc_file_bytes
 
-    location = _location(snapshots, table)
-    if location is None:
-        return None
-    try:
-        dataset = lance.dataset(location, version=version, session=session)
+    def query(dataset: Any) -> bytes | None:
         if column is not None and column not in dataset.schema.names:
             return None  # pylance finds (or refuses) a nested or differently cased name
-        rows = dataset.scanner(**arguments).to_table()
-        return ipc_file_bytes(rows)
-    except Exception:  # pylance's operation reports it, in its words
-        return None
+        return ipc_file_bytes(dataset.scanner(**arguments).to_table())
+
+    return read_directly(snapshots, session, table, version, query)
