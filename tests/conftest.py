@@ -35,6 +35,33 @@ async def ns(root: Path) -> AsyncIterator[DirectoryNamespace]:
         yield namespace
 
 
+@pytest.fixture
+async def plain(root: Path) -> AsyncIterator[DirectoryNamespace]:
+    """A dir backend on ``root`` without the manifest copy: every call that ``ns`` may
+    answer on the table itself is pylance's operation here (the peer to compare with)."""
+    async with lna.connect("dir", {"root": str(root)}) as namespace:
+        assert isinstance(namespace, DirectoryNamespace)
+        namespace._snapshots = None
+        yield namespace
+
+
+@pytest.fixture
+def handed_to_pylance(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The operation ids the dir backend's data path handed to pylance's operation
+    (wrapped, so it still runs)."""
+    from lance_namespace_async.directory import _data
+
+    handed: list[str] = []
+    call_pylance = _data._call_pylance
+
+    async def counted(namespace: Any, operation: Any, request: Any, data: Any) -> Any:
+        handed.append(operation.operation_id)
+        return await call_pylance(namespace, operation, request, data)
+
+    monkeypatch.setattr(_data, "_call_pylance", counted)
+    return handed
+
+
 def disk_state(root: Path) -> dict[str, int]:
     """Every file below root with its size: equal states mean nothing changed."""
     state: dict[str, int] = {}

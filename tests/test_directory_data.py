@@ -24,7 +24,7 @@ from conftest import disk_state, sample_table
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
-from lance_namespace_async.directory import DirectoryNamespace, _data, _manifest_snapshot
+from lance_namespace_async.directory import DirectoryNamespace, _manifest_snapshot
 
 
 @pytest.fixture(autouse=True)
@@ -33,33 +33,10 @@ def settled_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def handed_to_pylance(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The operation ids that went to pylance's operation."""
-    handed: list[str] = []
-    call_pylance = _data._call_pylance
-
-    async def counted(namespace: Any, operation: Any, request: Any, data: Any) -> Any:
-        handed.append(operation.operation_id)
-        return await call_pylance(namespace, operation, request, data)
-
-    monkeypatch.setattr(_data, "_call_pylance", counted)
-    return handed
-
-
-@pytest.fixture
 async def writer(root: Path) -> AsyncIterator[DirectoryNamespace]:
     """A second backend on the same root: another process writing to the catalog."""
     async with lna.connect("dir", {"root": str(root)}) as namespace:
         assert isinstance(namespace, DirectoryNamespace)
-        yield namespace
-
-
-@pytest.fixture
-async def plain(root: Path) -> AsyncIterator[DirectoryNamespace]:
-    """A backend without the manifest copy: every call is pylance's operation."""
-    async with lna.connect("dir", {"root": str(root)}) as namespace:
-        assert isinstance(namespace, DirectoryNamespace)
-        namespace._snapshots = None
         yield namespace
 
 

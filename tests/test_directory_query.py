@@ -12,7 +12,6 @@ by wrapping the function that hands them over (it still runs).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +20,8 @@ import pyarrow as pa
 import pytest
 from conftest import disk_state
 
-import lance_namespace_async as lna
 from lance_namespace_async import errors
-from lance_namespace_async.directory import DirectoryNamespace, _data, _manifest_snapshot
+from lance_namespace_async.directory import DirectoryNamespace, _manifest_snapshot
 
 DIM = 8
 TABLE = ["a", "t"]
@@ -32,28 +30,6 @@ TABLE = ["a", "t"]
 @pytest.fixture(autouse=True)
 def settled_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_manifest_snapshot, "SETTLED_NS", 0)
-
-
-@pytest.fixture
-def handed_to_pylance(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    handed: list[str] = []
-    call_pylance = _data._call_pylance
-
-    async def counted(namespace: Any, operation: Any, request: Any, data: Any) -> Any:
-        handed.append(operation.operation_id)
-        return await call_pylance(namespace, operation, request, data)
-
-    monkeypatch.setattr(_data, "_call_pylance", counted)
-    return handed
-
-
-@pytest.fixture
-async def plain(root: Path) -> AsyncIterator[DirectoryNamespace]:
-    """A backend without the manifest copy: every query is pylance's operation."""
-    async with lna.connect("dir", {"root": str(root)}) as namespace:
-        assert isinstance(namespace, DirectoryNamespace)
-        namespace._snapshots = None
-        yield namespace
 
 
 def vectors_table(rows: int, start: int = 0, column: str = "vec") -> pa.Table:
@@ -88,6 +64,18 @@ def same(ours: Any, theirs: Any) -> bool:
     if isinstance(ours, pa.Table) and isinstance(theirs, pa.Table):
         return ours.schema.equals(theirs.schema, check_metadata=True) and ours.equals(theirs)
     return bool(ours == theirs)
+
+
+async def assert_answered_on_the_table(
+    ns: DirectoryNamespace, plain: DirectoryNamespace, handed: list[str], request: dict[str, Any]
+) -> None:
+    """``ns`` answers ``request`` without pylance, with the rows pylance's operation gives."""
+    ours = await answer(ns, request)
+    assert handed == [], request
+    theirs = await answer(plain, request)  # pylance's operation (counted: forgotten)
+    handed.clear()
+    assert isinstance(theirs, pa.Table), (request, theirs)
+    assert same(ours, theirs), (request, ours, theirs)
 
 
 QUERY = [0.25] * DIM
@@ -152,12 +140,7 @@ async def test_every_mapped_field_answers_as_pylances_operation(
     await make_table(ns)
     before = disk_state(root)
     for request in ANSWERED_ON_THE_TABLE:
-        ours = await answer(ns, request)
-        assert handed_to_pylance == [], request
-        theirs = await answer(plain, request)  # pylance's operation (counted: forgotten)
-        handed_to_pylance.clear()
-        assert isinstance(theirs, pa.Table), (request, theirs)
-        assert same(ours, theirs), (request, ours, theirs)
+        await assert_answered_on_the_table(ns, plain, handed_to_pylance, request)
     assert disk_state(root) == before  # a query writes nothing
 
 
@@ -260,9 +243,4 @@ async def test_searches_through_a_vector_index_are_pylances(
         {**base, "distance_type": "cosine", "nprobes": 1},
     ]
     for request in requests:
-        ours = await answer(ns, request)
-        assert handed_to_pylance == [], request
-        theirs = await answer(plain, request)  # pylance's operation (counted: forgotten)
-        handed_to_pylance.clear()
-        assert isinstance(theirs, pa.Table), (request, theirs)
-        assert same(ours, theirs), (request, ours, theirs)
+        await assert_answered_on_the_table(ns, plain, handed_to_pylance, request)
