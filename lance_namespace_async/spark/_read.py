@@ -19,11 +19,11 @@ from typing import Any
 
 import attrs
 import pyarrow as pa
-from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from .. import errors
 from ._options import DELIMITER, SourceOptions
-from ._source import LanceNamespaceReader, _project, _snapshot
+from ._source import _opened_snapshot, _project, _reader
 
 __all__ = ["read"]
 
@@ -64,19 +64,12 @@ def read(
         options = attrs.evolve(options, columns=tuple(columns))
     if filter is not None and (not isinstance(filter, str) or not filter.strip()):
         raise errors.InvalidInputError("filter must be a non-empty Lance SQL expression")
-    snapshot = _snapshot(options)
+    snapshot, dataset = _opened_snapshot(options)
     projected = _project(snapshot.table_schema, options.columns, options.table_id)
     schema = from_arrow_schema(projected, prefer_timestamp_ntz=True)
-    reader = LanceNamespaceReader(
-        handle=snapshot.handle,
-        columns=list(projected.names),
-        output=to_arrow_schema(schema, timezone="UTC"),
-        table_schema=snapshot.table_schema,
-        batch_size=options.batch_size,
-        fragments=snapshot.fragments,
-    )
+    reader = _reader(options, snapshot, schema)
     if filter is not None:
-        _check_filter(reader, filter)
+        _check_filter(dataset, reader.columns, filter)
         reader.filter = filter
     partitions = reader.partitions()
 
@@ -89,9 +82,8 @@ def read(
     return spark.range(0, count, 1, count).mapInArrow(read_partitions, schema)
 
 
-def _check_filter(reader: LanceNamespaceReader, lance_filter: str) -> None:
-    dataset = reader.handle.open()
+def _check_filter(dataset: Any, columns: list[str], lance_filter: str) -> None:
     try:
-        dataset.scanner(columns=reader.columns, filter=lance_filter).projected_schema  # noqa: B018
+        dataset.scanner(columns=columns, filter=lance_filter).projected_schema  # noqa: B018
     except ValueError as exc:
         raise errors.InvalidInputError(f"filter {lance_filter!r}: {exc}") from None

@@ -107,7 +107,8 @@ class _Snapshot:
     fragments: list[tuple[int, int]]
 
 
-def _snapshot(options: SourceOptions) -> _Snapshot:
+def _opened_snapshot(options: SourceOptions) -> tuple[_Snapshot, Any]:
+    """The snapshot reads need, and the dataset it was taken from (the pinned version)."""
     handle, dataset = _resolve(options)
     if dataset is None:
         raise errors.InvalidTableStateError(
@@ -116,7 +117,30 @@ def _snapshot(options: SourceOptions) -> _Snapshot:
     fragments = [
         (int(f.fragment_id), int(f.metadata.physical_rows or 0)) for f in dataset.get_fragments()
     ]
-    return _Snapshot(handle, dataset.schema, fragments)
+    return _Snapshot(handle, dataset.schema, fragments), dataset
+
+
+def _snapshot(options: SourceOptions) -> _Snapshot:
+    return _opened_snapshot(options)[0]
+
+
+def _reader(
+    options: SourceOptions,
+    snapshot: _Snapshot,
+    schema: StructType,
+    reader_class: type[LanceNamespaceReader] | None = None,
+) -> LanceNamespaceReader:
+    """A reader of ``schema``'s columns (checked against the table) of the snapshot."""
+    columns = schema.fieldNames()
+    _project(snapshot.table_schema, columns, options.table_id)
+    return (reader_class or LanceNamespaceReader)(
+        handle=snapshot.handle,
+        columns=columns,
+        output=to_arrow_schema(schema, timezone="UTC"),
+        table_schema=snapshot.table_schema,
+        batch_size=options.batch_size,
+        fragments=snapshot.fragments,
+    )
 
 
 class LanceNamespaceDataSource(DataSource):
@@ -153,18 +177,9 @@ class LanceNamespaceDataSource(DataSource):
         snapshot: _Snapshot | None = getattr(self, "_resolved", None)
         if snapshot is None:  # a schema given by the user: schema() was not called
             snapshot = _snapshot(options)
-        columns = schema.fieldNames()
-        _project(snapshot.table_schema, columns, options.table_id)
         pushing = self.push_filters if options.push_filters is None else options.push_filters
         reader_class = FilteringLanceNamespaceReader if pushing else LanceNamespaceReader
-        return reader_class(
-            handle=snapshot.handle,
-            columns=columns,
-            output=to_arrow_schema(schema, timezone="UTC"),
-            table_schema=snapshot.table_schema,
-            batch_size=options.batch_size,
-            fragments=snapshot.fragments,
-        )
+        return _reader(options, snapshot, schema, reader_class)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
         return _plan_write(self._options(), schema, overwrite)
