@@ -86,7 +86,7 @@ def _names(operation: str) -> list[list[str]]:
 
 
 def _backend(contender: str) -> str:
-    """``iceberg@287a519`` (a baseline's), ``iceberg-reference`` -> ``iceberg``."""
+    """``iceberg@287a519`` (a baseline's), ``iceberg-reference[@287a519]`` -> ``iceberg``."""
     return contender.partition("@")[0].removesuffix("-reference")
 
 
@@ -166,7 +166,7 @@ def run(contender: str, url: str, calls: int, list_calls: int) -> dict[str, dict
     else:
         properties["endpoint"] = url
         properties["root"] = tempfile.gettempdir()  # never touched: nothing is created
-    if contender.endswith("-reference"):
+    if contender.partition("@")[0].endswith("-reference"):
         properties["warehouse_prefix"] = "false"
     results: dict[str, dict[str, float]] = {}
 
@@ -236,7 +236,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         servers["iceberg-reference"] = _start(
             [sys.executable, __file__, "--serve", "iceberg-reference"]
         )
-        contenders.append("iceberg-reference")
+        contenders += (
+            ["iceberg-reference@" + args.baseline, "iceberg-reference"]
+            if args.baseline
+            else ["iceberg-reference"]
+        )
     runs: dict[str, list[dict[str, dict[str, float]]]] = {kind: [] for kind in contenders}
     try:
         for round_ in range(args.rounds):
@@ -245,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 if "@" in kind:  # the baseline's library first on the path
                     tree = _baseline_tree(kind.partition("@")[2])
                     environment["PYTHONPATH"] = f"{tree}{os.pathsep}{tree / 'generated'}"
-                port = servers[kind if kind in servers else _backend(kind)][1]
+                port = servers[kind.partition("@")[0]][1]
                 answer = subprocess.run(
                     [
                         sys.executable,

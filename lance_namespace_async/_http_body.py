@@ -30,7 +30,14 @@ import httpx
 
 from . import errors
 
-__all__ = ["ACCEPT_ENCODING", "check_length", "read_bounded", "read_limited", "too_large"]
+__all__ = [
+    "ACCEPT_ENCODING",
+    "BoundedBody",
+    "check_length",
+    "read_bounded",
+    "read_limited",
+    "too_large",
+]
 
 #: the encodings asked of servers: those whose inflation can be bounded per step
 ACCEPT_ENCODING = "gzip, deflate"
@@ -71,9 +78,13 @@ class _Inflater:
         self._may_be_raw = False
         return out
 
-    def flush(self, budget: int) -> bytes:
+    def flush(self) -> bytes:
+        """What the inflater still holds once every chunk was decoded within budget: all
+        their input was consumed then, so nothing is left to inflate but zlib's last
+        bytes. (``flush``'s ``length`` is no bound, only its first buffer's size: the
+        budget there allocated ``max_response_bytes`` per answer, 40 us each.)"""
         try:
-            return self._inflater.flush(budget + 1)
+            return self._inflater.flush()
         except zlib.error as exc:
             raise httpx.DecodingError(f"invalid compressed body: {exc}") from None
 
@@ -108,36 +119,55 @@ def check_length(length: str | None, limit: int) -> None:
         raise too_large(limit)
 
 
+class BoundedBody:
+    """One answer's body, decoded and counted as its chunks arrive: ``too_large`` once it
+    passes ``limit`` bytes, on the wire or inflated (the caller closes the connection)."""
+
+    def __init__(self, length: str | None, codings: list[str], limit: int) -> None:
+        check_length(length, limit)
+        self._inflater = _inflater(codings)
+        self._limit = limit
+        self._parts: list[bytes] = []
+        self._raw = self._size = 0
+
+    def feed(self, chunk: bytes) -> None:
+        limit = self._limit
+        self._raw += len(chunk)
+        if self._raw > limit:
+            raise too_large(limit)
+        inflater = self._inflater
+        data = chunk if inflater is None else inflater.decode(chunk, limit - self._size)
+        self._size += len(data)
+        if self._size > limit:
+            raise too_large(limit)
+        self._parts.append(data)
+
+    def result(self) -> bytes:
+        parts = self._parts
+        if self._inflater is not None:
+            tail = self._inflater.flush()
+            if self._size + len(tail) > self._limit:
+                raise too_large(self._limit)
+            parts.append(tail)
+        if not parts:
+            return b""
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 async def read_limited(
     chunks: AsyncIterator[bytes], length: str | None, codings: list[str], limit: int
 ) -> bytes:
     """The decoded body ``chunks`` make, or ``too_large`` once it passes ``limit`` bytes.
 
     The one bounded read of both paths: :func:`read_bounded` (an httpx response of
-    any wire) and the lean wire's direct exchange. The caller closes the
+    any wire) and the lean wire's direct exchange (which feeds an answer already
+    whole to :class:`BoundedBody` without iterating). The caller closes the
     connection when this raises.
     """
-    check_length(length, limit)
-    inflater = _inflater(codings)
-    parts: list[bytes] = []
-    raw = size = 0
+    body = BoundedBody(length, codings, limit)
     async for chunk in chunks:
-        raw += len(chunk)
-        if raw > limit:
-            raise too_large(limit)
-        data = chunk if inflater is None else inflater.decode(chunk, limit - size)
-        size += len(data)
-        if size > limit:
-            raise too_large(limit)
-        parts.append(data)
-    if inflater is not None:
-        tail = inflater.flush(limit - size)
-        if size + len(tail) > limit:
-            raise too_large(limit)
-        parts.append(tail)
-    if not parts:
-        return b""
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+        body.feed(chunk)
+    return body.result()
 
 
 async def _close(response: httpx.Response) -> None:

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, cast
 import httptools
 import httpx
 
-from ._http_body import check_length, read_limited, too_large
+from ._http_body import BoundedBody, check_length, read_limited, too_large
 
 if TYPE_CHECKING:
     from ._http import HttpConfig
@@ -93,6 +93,7 @@ class _Connection(asyncio.Protocol):
         self._waiter: asyncio.Future[None] | None = None
         self._reading_paused = False
         self.has_length = False
+        self.chunked = False
         self.keep_alive = False
         self.length: str | None = None  # the answer's Content-Length, as sent
         self.codings: list[str] = []  # its Content-Encoding values
@@ -180,7 +181,7 @@ class _Connection(asyncio.Protocol):
                 self.has_length = True
                 self.length = value.decode("latin-1")
             elif lowered == b"transfer-encoding" and b"chunked" in value.lower():
-                self.has_length = True
+                self.has_length = self.chunked = True
             elif lowered == b"content-encoding":
                 self.codings.extend(
                     part.strip().lower() for part in value.decode("latin-1").split(",")
@@ -197,10 +198,15 @@ class _Connection(asyncio.Protocol):
     def _quiet_head(self) -> bool:
         """Whether the reader waits for the whole answer instead of its head: asked for,
         and a ``Content-Length`` within the limit it was asked for (a larger one wakes the
-        reader to refuse it before its body is read)."""
+        reader to refuse it before its body is read), or a chunked body (no length to
+        refuse it by: :meth:`on_body` wakes the reader once ``_WAKE_BYTES`` are buffered,
+        and the bounded read counts from there). Compressed answers too: the limit is on
+        the bytes buffered here, the bounded read limits what they inflate to."""
         limit = self.quiet_head_up_to
-        if not limit or self.length is None or self.codings:
+        if not limit:
             return False
+        if self.length is None:
+            return self.chunked  # a gzipping server (Jetty) sends its small answers so
         length = self.length.strip()
         return length.isdigit() and int(length) <= limit
 
@@ -355,9 +361,8 @@ class _Connection(asyncio.Protocol):
             await self._wait(read_timeout)
 
     def whole_body(self, limit: int) -> bytes:
-        """The body of an answer already complete and not compressed, within ``limit``
-        (what :func:`._http_body.read_limited` makes of it, without iterating)."""
-        check_length(self.length, limit)
+        """The body of an answer already complete, decoded within ``limit`` (what
+        :func:`._http_body.read_limited` makes of it, without iterating)."""
         chunks = self._body
         content = b"".join(chunks) if len(chunks) != 1 else chunks[0]
         chunks.clear()
@@ -365,9 +370,14 @@ class _Connection(asyncio.Protocol):
         if self._reading_paused and self.transport is not None and not self.closed:
             self._reading_paused = False
             self.transport.resume_reading()
-        if len(content) > limit:
-            raise too_large(limit)
-        return content
+        if not self.codings:  # most answers
+            check_length(self.length, limit)
+            if len(content) > limit:
+                raise too_large(limit)
+            return content
+        body = BoundedBody(self.length, self.codings, limit)
+        body.feed(content)
+        return body.result()
 
     def reusable(self) -> bool:
         return self.complete and self.keep_alive and not self.closed
@@ -624,7 +634,7 @@ class LeanPool(httpx.AsyncBaseTransport):
             connection.close()
         status, reason, headers = connection.status, connection.reason, connection.headers
         try:
-            if connection.complete and not connection.codings and connection._error is None:
+            if connection.complete and connection._error is None:
                 content = connection.whole_body(limit)  # most answers: one packet, read
             else:
                 content = await read_limited(

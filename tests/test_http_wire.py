@@ -68,9 +68,11 @@ class ScriptedServer:
     """Answers requests in order of ``script``, one action each.
 
     "ok" answers ("gzip" compressed, "zstd" labelled so, "token" with an OAuth2
-    token, "split" with its head and body 50 ms apart), "close" closes
+    token, "split" with its head and body 50 ms apart, "split-gzip-chunks" gzipped and
+    chunked as Jetty sends it, head and each chunk 20 ms apart), "close" closes
     without an answer, "cut-body" in the middle of the body, "stall" answers nothing for a
-    second, "head-then-stall" sends a head and then nothing for a second; the hostile
+    second, "head-then-stall" sends a head and then nothing for a second
+    ("chunked-head-then-stall": a chunked one, with its first chunk); the hostile
     ones: "trickle-head" / "trickle-body" send the status line
     or the body one byte every TRICKLE_GAP, "big-length" announces and sends HUGE
     bytes, "big-chunked" sends them chunked, "big-until-close" with neither length
@@ -128,8 +130,12 @@ class ScriptedServer:
                     await asyncio.sleep(1)
                     writer.close()
                     return
-                if action == "head-then-stall":  # the body never comes
-                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 30\r\n\r\n")
+                if action in ("head-then-stall", "chunked-head-then-stall"):  # no end comes
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\nContent-Length: 30\r\n\r\n"
+                        if action == "head-then-stall"
+                        else b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n"
+                    )
                     await writer.drain()
                     await asyncio.sleep(1)
                     writer.close()
@@ -172,6 +178,18 @@ class ScriptedServer:
                     await writer.drain()
                     await asyncio.sleep(0.05)
                     writer.write(body)
+                    await writer.drain()
+                    continue
+                if action == "split-gzip-chunks":
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                        b"Content-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    )
+                    gzipped = zlib.compress(body, wbits=31)
+                    for piece in (gzipped[:10], gzipped[10:], b""):
+                        await writer.drain()
+                        await asyncio.sleep(0.02)
+                        writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                     await writer.drain()
                     continue
                 writer.write(
@@ -356,22 +374,24 @@ async def test_read_timeouts_are_retried_for_reads_only(
 async def test_a_head_and_its_body_apart_are_one_answer_and_a_silent_body_a_read_timeout(
     scripted: ScriptedServer, wire: str
 ) -> None:
-    """The direct path waits for a small answer's end rather than its head: the answer
-    is the same, and a body that never comes is still a read timeout (retried for a
-    read, not for a create)."""
-    scripted.script = ["split", "split"]
+    """The direct path waits for a small answer's end rather than its head, whether it
+    has a length or comes chunked and gzipped: the answer is the same, and a body that
+    never ends is still a read timeout (retried for a read, not for a create)."""
+    scripted.script = ["split", "split", "split-gzip-chunks", "split-gzip-chunks"]
     async with lna.connect(
         "rest", {"uri": scripted.url, "http_client": http_client(wire), **FAST}
     ) as ns:
-        for _ in range(2):  # the second on the kept-alive connection
+        for _ in range(4):  # each after the first on the kept-alive connection
             assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
-        scripted.script = ["head-then-stall"]
-        assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
-        assert len(scripted.requests) == 4
-        scripted.script = ["head-then-stall"]
-        with pytest.raises(errors.ServiceUnavailableError, match="timed out"):
-            await ns.create_namespace({"id": ["a"]})
-    assert len(scripted.requests) == 5
+        for stall in ("head-then-stall", "chunked-head-then-stall"):
+            scripted.script = [stall]
+            assert (await ns.list_tables({"id": ["a"]})).tables == ["t"]
+        assert len(scripted.requests) == 8
+        for stall in ("head-then-stall", "chunked-head-then-stall"):
+            scripted.script = [stall]
+            with pytest.raises(errors.ServiceUnavailableError, match="timed out"):
+                await ns.create_namespace({"id": ["a"]})
+    assert len(scripted.requests) == 10
 
 
 @pytest.mark.parametrize("wire", WIRES)
