@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import datetime
+import json
 import os
 import sys
 import warnings
@@ -40,6 +41,7 @@ from uvicorn_thread import UvicornThread
 import lance_namespace_async as lna
 from lance_namespace_async import errors
 from lance_namespace_async import spark as lna_spark
+from lance_namespace_async.spark._source import WrittenFragments
 
 FORMAT = "lance-namespace"
 CANARY = "spark-canary-secret-9f3e1c"
@@ -311,6 +313,96 @@ def test_a_failing_job_leaves_the_table_as_it_was(
     assert disk_state(location) == before  # no commit, and the other task's files are gone
     assert lance.dataset(str(location)).version == 1
     assert [r[0] for r in rows(read(session, any_catalog, table))] == [0, 1, 2, 3]
+
+
+def _planned_writer(catalog: Catalog, table: list[str]) -> Any:
+    """The writer Spark's driver plans for an append of one ``id`` column. The tests below
+    call its tasks' ``write`` and the driver's ``abort`` in orders a real job produces only
+    by chance (a task outliving its failed job)."""
+    from pyspark.sql.types import StructField, StructType
+
+    source = lna_spark.LanceNamespaceDataSource({**catalog.options(), "path": catalog.name(table)})
+    return source.writer(StructType([StructField("id", LongType())]), False)
+
+
+def _ids(*values: int) -> Iterator[pa.RecordBatch]:
+    return iter([pa.record_batch({"id": pa.array(values, pa.int64())})])
+
+
+def _job_dirs(location: Path) -> list[str]:
+    return [path.name for path in location.iterdir() if path.name.startswith("_lna_spark_job_")]
+
+
+def test_a_task_outliving_its_failed_job_leaves_nothing_behind(
+    session: SparkSession, dir_catalog: Catalog
+) -> None:
+    """Spark hands ``abort`` the messages of the tasks done when the job failed; one still
+    running finishes later, and its message is dropped. Its files go all the same: by the
+    abort when the task recorded them first, by the task itself when the abort came first."""
+    table = dir_catalog.table("outlived")
+    write(session.range(0, 4).selectExpr("id"), dir_catalog, table, "append")
+    location = local_dir(str(dir_catalog.describe(table).location))
+    before = disk_state(location)
+
+    recorded_first = _planned_writer(dir_catalog, table)
+    recorded_first.write(_ids(10, 11))  # its message never reaches the driver
+    recorded_first.abort([None, None])
+    assert disk_state(location) == before
+
+    aborted_first = _planned_writer(dir_catalog, table)
+    aborted_first.abort([None])
+    with pytest.raises(RuntimeError, match="ended before this task finished"):
+        aborted_first.write(_ids(12))
+    assert disk_state(location) == before
+    assert _job_dirs(location) == []
+    assert lance.dataset(str(location)).to_table().column("id").to_pylist() == [0, 1, 2, 3]
+
+
+def test_a_commit_deletes_the_files_of_a_task_attempt_it_did_not_commit(
+    session: SparkSession, dir_catalog: Catalog
+) -> None:
+    """A task attempt that wrote and recorded its files but whose message never came (it
+    failed after writing, or lost to a speculative copy) leaves nothing once the job
+    commits its retry's files."""
+    table = dir_catalog.table("retried")
+    write(session.range(0, 4).selectExpr("id"), dir_catalog, table, "append")
+    location = local_dir(str(dir_catalog.describe(table).location))
+    data_before = set(os.listdir(location / "data"))
+
+    writer = _planned_writer(dir_catalog, table)
+    writer.write(_ids(20))  # the lost attempt
+    retry = writer.write(_ids(20))
+    writer.commit([retry])
+    added = set(os.listdir(location / "data")) - data_before
+    assert len(added) == 1  # the retry's file only
+    assert _job_dirs(location) == []
+    ids = lance.dataset(str(location)).to_table().column("id").to_pylist()
+    assert sorted(ids) == [0, 1, 2, 3, 20]
+
+
+def test_a_job_leaves_no_directory_of_its_own_and_an_abort_deletes_only_data_files(
+    session: SparkSession, dir_catalog: Catalog
+) -> None:
+    """A committed job removes its record directory; an abort reading hostile records or
+    messages (``..``, absolute paths) deletes nothing outside the table's ``data``."""
+    table = dir_catalog.table("tidy")
+    write(session.range(0, 4).selectExpr("id"), dir_catalog, table, "append")
+    location = local_dir(str(dir_catalog.describe(table).location))
+    assert _job_dirs(location) == []
+    before = disk_state(location)
+    manifest = next(name for name in before if name.startswith("_versions/"))
+
+    outside = location.parent / "not-the-table.txt"
+    outside.write_text("stays")
+    writer = _planned_writer(dir_catalog, table)
+    (job,) = _job_dirs(location)
+    hostile = [f"../{manifest}", str(outside), f"x/../../{manifest}", "../../not-the-table.txt"]
+    (location / job / "task-hostile.json").write_text(json.dumps(hostile))
+    message = WrittenFragments([json.dumps({"files": [{"path": f"../{manifest}"}]})])
+    writer.abort([message])
+    assert disk_state(location) == before
+    assert _job_dirs(location) == []
+    assert outside.read_text() == "stays"
 
 
 # -- the directory catalog: types, pruning, filters, versions, save modes ----------------------

@@ -29,8 +29,8 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
 from .. import errors
-from .._lance_tables import as_uri
 from ._filters import to_lance_filter
+from ._job_files import JobFiles, delete_data_files
 from ._options import SourceOptions
 from ._table import TableHandle, cached_namespace, storage_options_of
 
@@ -295,6 +295,7 @@ def _plan_write(options: SourceOptions, spark_schema: StructType, overwrite: boo
     else:
         target = incoming
         storage_version = str(dataset.data_storage_version) if dataset is not None else None
+    job = JobFiles(handle.location)
     return _Writer(
         handle,
         target,
@@ -302,6 +303,7 @@ def _plan_write(options: SourceOptions, spark_schema: StructType, overwrite: boo
         created=created,
         storage_version=storage_version,
         max_rows_per_file=options.max_rows_per_file,
+        job=job if job.start() else None,
     )
 
 
@@ -316,8 +318,10 @@ class _Writer(DataSourceArrowWriter):
         created: bool = False,
         storage_version: str | None = None,
         max_rows_per_file: int = 1_048_576,
+        job: JobFiles | None = None,
     ) -> None:
         self.handle = handle
+        self.job = job
         self.target = target
         self.overwrite = overwrite
         self.skip = skip
@@ -353,7 +357,10 @@ class _Writer(DataSourceArrowWriter):
             data_storage_version=self.storage_version,
             storage_options=self.handle.storage_options() or None,
         )
-        return WrittenFragments([json.dumps(f.to_json()) for f in fragments])
+        written = [f.to_json() for f in fragments]
+        if self.job is not None:  # before the message: an abort finds them even without it
+            self.job.record([data_file["path"] for f in written for data_file in f["files"]])
+        return WrittenFragments([json.dumps(f) for f in written])
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """Driver side: one atomic Lance commit of every task's fragments."""
@@ -393,23 +400,33 @@ class _Writer(DataSourceArrowWriter):
                 expected_version=base,
                 version=int(dataset.version),
             )
+        if self.job is not None:
+            self.job.finish(aborted=False, known=_written_files(messages))
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """Driver side, after a failed job: delete what the tasks wrote."""
         if self.skip:
             return
-        paths = [
-            data_file["path"]
-            for message in messages
-            if isinstance(message, WrittenFragments)
-            for text in message.fragments
-            for data_file in json.loads(text).get("files", [])
-        ]
-        _delete_data_files(self.handle.location, paths)
+        paths = _written_files(messages)
+        if self.job is not None:  # and the files of tasks whose message Spark dropped
+            self.job.finish(aborted=True, known=paths)
+        else:
+            delete_data_files(self.handle.location, paths)
         if self.created and self.handle.version is None:
             namespace = self.handle.namespace()
             with contextlib.suppress(errors.NotFoundError):
                 namespace.drop_table({"id": list(self.handle.table_id)})
+
+
+def _written_files(messages: list[WriterCommitMessage | None]) -> list[str]:
+    """The data files (relative to ``data``) the tasks' messages name."""
+    return [
+        data_file["path"]
+        for message in messages
+        if isinstance(message, WrittenFragments)
+        for text in message.fragments
+        for data_file in json.loads(text).get("files", [])
+    ]
 
 
 def _alignment(data_type: pa.DataType) -> int:
@@ -450,15 +467,3 @@ def _aligned(batch: pa.RecordBatch) -> pa.RecordBatch:
         [pa.concat_arrays([column]) if _misaligned(column) else column for column in columns],
         schema=batch.schema,
     )
-
-
-def _delete_data_files(location: str, paths: list[str]) -> None:
-    """Delete data files under ``<location>/data`` (local or object store)."""
-    if not paths:
-        return
-    from pyarrow import fs
-
-    filesystem, root = fs.FileSystem.from_uri(as_uri(location))
-    for path in paths:
-        with contextlib.suppress(FileNotFoundError):
-            filesystem.delete_file(f"{root.rstrip('/')}/data/{path}")
