@@ -380,6 +380,25 @@ def test_a_commit_deletes_the_files_of_a_task_attempt_it_did_not_commit(
     assert sorted(ids) == [0, 1, 2, 3, 20]
 
 
+def test_an_abort_after_a_landed_commit_keeps_the_committed_files(
+    session: SparkSession, dir_catalog: Catalog
+) -> None:
+    """Spark calls ``abort`` when ``commit`` raises, also after the Lance commit landed
+    (a catalog-managed table whose CommitTableVersion then failed): the files that
+    version references stay, so the table stays readable."""
+    table = dir_catalog.table("landed")
+    write(session.range(0, 4).selectExpr("id"), dir_catalog, table, "append")
+    location = local_dir(str(dir_catalog.describe(table).location))
+
+    writer = _planned_writer(dir_catalog, table)
+    message = writer.write(_ids(30, 31))
+    writer.commit([message])
+    writer.abort([message])  # as Spark would, had the commit raised after Lance's
+    ids = lance.dataset(str(location)).to_table().column("id").to_pylist()
+    assert sorted(ids) == [0, 1, 2, 3, 30, 31]
+    assert _job_dirs(location) == []
+
+
 def test_a_job_leaves_no_directory_of_its_own_and_an_abort_deletes_only_data_files(
     session: SparkSession, dir_catalog: Catalog
 ) -> None:

@@ -404,10 +404,20 @@ class _Writer(DataSourceArrowWriter):
             self.job.finish(aborted=False, known=_written_files(messages))
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        """Driver side, after a failed job: delete what the tasks wrote."""
+        """Driver side, after a failed job: delete what the tasks wrote.
+
+        Spark also calls it when ``commit`` raised. If the Lance commit had landed (the
+        catalog's CommitTableVersion failed after it), its files are referenced by a
+        version and stay: only what that commit did not take is deleted.
+        """
         if self.skip:
             return
         paths = _written_files(messages)
+        existed = not (self.created and self.handle.version is None)
+        if existed and self._committed(paths):
+            if self.job is not None:
+                self.job.finish(aborted=False, known=paths)
+            return
         if self.job is not None:  # and the files of tasks whose message Spark dropped
             self.job.finish(aborted=True, known=paths)
         else:
@@ -416,6 +426,30 @@ class _Writer(DataSourceArrowWriter):
             namespace = self.handle.namespace()
             with contextlib.suppress(errors.NotFoundError):
                 namespace.drop_table({"id": list(self.handle.table_id)})
+
+    def _committed(self, paths: list[str]) -> bool:
+        """Whether a version after the planned one references any of ``paths``."""
+        if not paths:
+            return False
+        import lance
+
+        handle = self.handle
+        try:
+            options = handle.storage_options() or None
+        except errors.LanceNamespaceError:  # the catalog cannot say: the process's own
+            options = None
+        try:
+            dataset = lance.dataset(handle.location, storage_options=options)
+        except (ValueError, OSError):  # no table there: nothing was committed
+            return False
+        if handle.version is not None and int(dataset.version) == handle.version:
+            return False
+        wanted = set(paths)
+        return any(
+            data_file.path in wanted
+            for fragment in dataset.get_fragments()
+            for data_file in fragment.data_files()
+        )
 
 
 def _written_files(messages: list[WriterCommitMessage | None]) -> list[str]:
