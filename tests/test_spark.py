@@ -416,12 +416,28 @@ def test_a_job_leaves_no_directory_of_its_own_and_an_abort_deletes_only_data_fil
     writer = _planned_writer(dir_catalog, table)
     (job,) = _job_dirs(location)
     hostile = [f"../{manifest}", str(outside), f"x/../../{manifest}", "../../not-the-table.txt"]
-    (location / job / "task-hostile.json").write_text(json.dumps(hostile))
+    (location / job / f"task-{'0' * 32}.json").write_text(json.dumps(hostile))
     message = WrittenFragments([json.dumps({"files": [{"path": f"../{manifest}"}]})])
     writer.abort([message])
     assert disk_state(location) == before
     assert _job_dirs(location) == []
     assert outside.read_text() == "stays"
+
+    # a job directory swapped for a link elsewhere: nothing there is deleted
+    elsewhere = location.parent / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "LIVE").write_text("not the job's")
+    (elsewhere / f"task-{'1' * 32}.json").write_text("[]")
+    writer = _planned_writer(dir_catalog, table)
+    (job,) = _job_dirs(location)
+    for name in os.listdir(location / job):
+        (location / job / name).unlink()
+    (location / job).rmdir()
+    (location / job).symlink_to(elsewhere)
+    writer.abort([None])
+    assert sorted(os.listdir(elsewhere)) == ["LIVE", f"task-{'1' * 32}.json"]
+    (location / job).unlink()
+    assert disk_state(location) == before
 
 
 # -- the directory catalog: types, pruning, filters, versions, save modes ----------------------

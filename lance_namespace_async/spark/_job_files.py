@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import re
 import uuid
 from typing import Any
 
@@ -40,6 +42,8 @@ _PREFIX = "_lna_spark_job_"
 _LIVE = "LIVE"
 #: the most of a task's record read (a task writes a few file names)
 _RECORD_BYTES = 1 << 20
+#: a task's record, as :meth:`JobFiles.record` names it: nothing else there is deleted
+_RECORD_NAME = re.compile(r"task-[0-9a-f]{32}\.json")
 
 
 class LateTaskError(RuntimeError):
@@ -108,11 +112,14 @@ class JobFiles:
 
         filesystem, root = _filesystem(self.location)
         directory = f"{root}/{_PREFIX}{self.job}"
+        local = local_path(self.location)
+        if local is not None and os.path.islink(os.path.join(local, f"{_PREFIX}{self.job}")):
+            return  # not the directory start() made: nothing in it is the job's to delete
         _delete(filesystem, [f"{directory}/{_LIVE}"])
         records = [
             info.path
             for info in filesystem.get_file_info(fs.FileSelector(directory, allow_not_found=True))
-            if info.type == fs.FileType.File
+            if info.type == fs.FileType.File and _RECORD_NAME.fullmatch(info.base_name)
         ]
         recorded: list[str] = []
         for record in records:
