@@ -32,7 +32,6 @@ import json
 import os
 import re
 import uuid
-from typing import Any
 
 from .._lance_tables import as_uri, local_path
 
@@ -51,28 +50,36 @@ class LateTaskError(RuntimeError):
 
 
 class JobFiles:
-    """One write job's directory beside the table's (see the module docstring)."""
+    """One write job's directory beside the table's (see the module docstring).
+
+    Only tables on a local (or mounted) file system have one, so it is plain ``os``
+    work: ``start`` says whether the job has it.
+    """
 
     def __init__(self, location: str, job: str | None = None) -> None:
         self.location = location
         self.job = job or uuid.uuid4().hex
+        self._root = local_path(location)
 
     def __repr__(self) -> str:
         return f"JobFiles({self.job})"
+
+    @property
+    def _directory(self) -> str:
+        assert self._root is not None  # a job without a directory is never used
+        return os.path.join(self._root, f"{_PREFIX}{self.job}")
 
     def start(self) -> bool:
         """Driver side, before any task runs: the directory and its ``LIVE`` mark. False
         (the job goes without; an abort deletes the files of the messages it is given)
         for a table on an object store, or a local one that cannot take the directory."""
-        if local_path(self.location) is None:
+        if self._root is None:
             return False
         try:
-            filesystem, root = _filesystem(self.location)
-            directory = f"{root}/{_PREFIX}{self.job}"
-            filesystem.create_dir(directory, recursive=True)
-            with filesystem.open_output_stream(f"{directory}/{_LIVE}") as out:
-                out.write(b"")
-        except (OSError, ValueError):
+            os.makedirs(self._directory)
+            with open(os.path.join(self._directory, _LIVE), "xb"):
+                pass
+        except OSError:
             return False
         return True
 
@@ -83,22 +90,22 @@ class JobFiles:
         """
         if not paths:
             return
-        from pyarrow import fs
-
-        filesystem, root = _filesystem(self.location)
-        directory = f"{root}/{_PREFIX}{self.job}"
-        record = f"{directory}/task-{uuid.uuid4().hex}.json"
+        assert self._root is not None
+        directory = self._directory
+        record = os.path.join(directory, f"task-{uuid.uuid4().hex}.json")
         try:
-            with filesystem.open_output_stream(record) as out:
+            with open(record, "xb") as out:
                 out.write(json.dumps(paths).encode())
         except FileNotFoundError:  # the job's directory is gone: it ended
             live = False
-        except (OSError, ValueError):  # unreachable from this executor: the message only
+        except OSError:  # not writable from this executor: the message only
             return
         else:
-            live = filesystem.get_file_info(f"{directory}/{_LIVE}").type != fs.FileType.NotFound
+            live = os.path.exists(os.path.join(directory, _LIVE))
         if not live:
-            _delete(filesystem, [*data_files(root, paths), record])
+            _unlink([*data_files(self._root, paths), record])
+            with contextlib.suppress(OSError):  # the last one out: the directory too
+                os.rmdir(directory)
             raise LateTaskError(
                 f"write job {self.job} ended before this task finished; its files were deleted"
             )
@@ -108,49 +115,44 @@ class JobFiles:
         (``known``, from the messages Spark passed on, and every recorded one); on commit
         (``known``: the files committed), the recorded ones not committed (a task attempt
         that failed or lost to a speculative copy after recording them)."""
-        from pyarrow import fs
-
-        filesystem, root = _filesystem(self.location)
-        directory = f"{root}/{_PREFIX}{self.job}"
-        local = local_path(self.location)
-        if local is not None and os.path.islink(os.path.join(local, f"{_PREFIX}{self.job}")):
+        assert self._root is not None
+        directory = self._directory
+        if os.path.islink(directory):
             return  # not the directory start() made: nothing in it is the job's to delete
-        _delete(filesystem, [f"{directory}/{_LIVE}"])
+        _unlink([os.path.join(directory, _LIVE)])
+        try:
+            names = os.listdir(directory)
+        except FileNotFoundError:
+            names = []
         records = [
-            info.path
-            for info in filesystem.get_file_info(fs.FileSelector(directory, allow_not_found=True))
-            if info.type == fs.FileType.File and _RECORD_NAME.fullmatch(info.base_name)
+            os.path.join(directory, name)
+            for name in names
+            if _RECORD_NAME.fullmatch(name) and os.path.isfile(os.path.join(directory, name))
         ]
         recorded: list[str] = []
         for record in records:
-            with (
-                contextlib.suppress(FileNotFoundError, ValueError),
-                filesystem.open_input_stream(record) as stream,
-            ):
+            with contextlib.suppress(OSError, ValueError), open(record, "rb") as stream:
                 paths = json.loads(stream.read(_RECORD_BYTES))
                 if isinstance(paths, list):
                     recorded.extend(path for path in paths if isinstance(path, str))
         committed = set() if aborted else set(known)
         doomed = [*known, *recorded] if aborted else [p for p in recorded if p not in committed]
-        _delete(filesystem, data_files(root, doomed))
-        _delete(filesystem, records)
-        with contextlib.suppress(FileNotFoundError, OSError):  # not empty: a late task's
-            if not filesystem.get_file_info(fs.FileSelector(directory, allow_not_found=True)):
-                filesystem.delete_dir(directory)
+        _unlink(data_files(self._root, doomed))
+        _unlink(records)
+        with contextlib.suppress(OSError):  # not empty: a late task's record, it removes it
+            os.rmdir(directory)
 
 
 def delete_data_files(location: str, paths: list[str]) -> None:
     """Delete data files named relative to ``<location>/data`` (local or object store)."""
-    if paths:
-        filesystem, root = _filesystem(location)
-        _delete(filesystem, data_files(root, paths))
-
-
-def _filesystem(location: str) -> tuple[Any, str]:
+    if not paths:
+        return
     from pyarrow import fs
 
     filesystem, root = fs.FileSystem.from_uri(as_uri(location))
-    return filesystem, root.rstrip("/")
+    for path in data_files(root.rstrip("/"), paths):
+        with contextlib.suppress(FileNotFoundError):
+            filesystem.delete_file(path)
 
 
 def data_files(root: str, paths: list[str]) -> list[str]:
@@ -167,7 +169,7 @@ def data_files(root: str, paths: list[str]) -> list[str]:
     ]
 
 
-def _delete(filesystem: Any, paths: list[str]) -> None:
+def _unlink(paths: list[str]) -> None:
     for path in paths:
         with contextlib.suppress(FileNotFoundError):
-            filesystem.delete_file(path)
+            os.unlink(path)
