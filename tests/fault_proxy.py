@@ -250,9 +250,27 @@ class FaultProxy:
         self._port = sock.getsockname()[1]
         self._server = await asyncio.start_server(self._connection, sock=sock, backlog=512)
 
+    async def _close_listener(self) -> None:
+        """Stop listening without leaking a connection accepted just before.
+
+        asyncio accepts a connection in one loop step and sets it up in a task of its own;
+        a server closed in between makes that task fail to attach (an assertion it
+        swallows), and the socket is never closed. So accepting stops first, the tasks
+        already under way get their steps (up to the connection's own handler), and only
+        then is the server closed.
+        """
+        server = self._server
+        if server is None:
+            return
+        loop = asyncio.get_running_loop()
+        for sock in server.sockets:
+            loop.remove_reader(sock.fileno())
+        for _ in range(3):  # set-up task, connection_made, handler's first step
+            await asyncio.sleep(0)
+        server.close()
+
     async def _shutdown(self) -> None:
-        if self._server is not None:
-            self._server.close()
+        await self._close_listener()
         for writer in list(self._writers):
             writer.transport.abort()
         if self._client is not None:
@@ -393,8 +411,7 @@ class FaultProxy:
 
     async def _restart(self, restart: Callable[[], str]) -> None:
         """Refuse connections and drop open ones while the upstream restarts."""
-        assert self._server is not None
-        self._server.close()
+        await self._close_listener()
         for writer in list(self._writers):
             writer.transport.abort()
         try:
