@@ -750,13 +750,14 @@ class OAuth2ClientCredentials:
         if self._fresh():
             assert self._token is not None
             return self._token
-        return await self.refresh(client, stale=None)
+        return (await self.renew(client, stale=None))[0]
 
-    async def refresh(self, client: httpx.AsyncClient, *, stale: str | None) -> str:
-        """Fetch a token unless another caller already replaced ``stale``."""
+    async def renew(self, client: httpx.AsyncClient, *, stale: str | None) -> tuple[str, bool]:
+        """Fetch a token unless another caller already replaced ``stale``; the token, and
+        whether this caller fetched it."""
         async with self._lock:
             if self._token is not None and self._token != stale and self._fresh():
-                return self._token
+                return self._token, False
             self.requests += 1
             form = {
                 "grant_type": "client_credentials",
@@ -791,11 +792,23 @@ class OAuth2ClientCredentials:
             margin = min(60.0, lifetime * 0.1)
             self._token = token
             self._expires_at = time.monotonic() + max(0.0, lifetime - margin)
-            return token
+            return token, True
+
+
+@attrs.frozen
+class _Renewal:
+    """A refreshed ``Authorization``: its value, its token, whether this call fetched it."""
+
+    authorization: str
+    token: str
+    fetched: bool
 
 
 class _Auth(httpx.Auth):
     """Bearer token, OAuth2 or Basic on every request; one refresh and retry on a 401."""
+
+    #: a call's 401 renewals: the second only after a token it was handed was refused too
+    RENEWALS: ClassVar[int] = 2
 
     def __init__(
         self,
@@ -827,14 +840,19 @@ class _Auth(httpx.Auth):
             return f"Bearer {self._config.auth_token}", self._config.auth_token
         return self._basic, None
 
-    async def refreshed(self, status: int, token: str | None) -> str | None:
-        """After an answer: the ``Authorization`` value to send once more (a 401 with
-        OAuth2 refreshes the token ``token`` was), else ``None``."""
+    async def refreshed(self, status: int, token: str | None) -> _Renewal | None:
+        """After an answer: what to send once more (a 401 with OAuth2 refreshes the token
+        ``token`` was), else ``None``.
+
+        A call fetches a token at most once. A token another call had fetched meanwhile
+        is no refresh of this call's: if it is refused as well, the call may still fetch
+        its own: callers ask up to :attr:`RENEWALS` times, stopping after a fetched one.
+        """
         if status != 401 or self._oauth is None:
             return None
         assert self.client is not None
-        fresh = await self._oauth.refresh(self.client, stale=token)
-        return f"Bearer {fresh}"
+        fresh, fetched = await self._oauth.renew(self.client, stale=token)
+        return _Renewal(f"Bearer {fresh}", fresh, fetched)
 
     async def async_auth_flow(
         self, request: httpx.Request
@@ -852,10 +870,15 @@ class _Auth(httpx.Auth):
         if authorization is not None:
             request.headers["Authorization"] = authorization
         response = yield request
-        again = await self.refreshed(response.status_code, token)
-        if again is not None:
-            request.headers["Authorization"] = again
-            yield request
+        for _ in range(self.RENEWALS):
+            renewal = await self.refreshed(response.status_code, token)
+            if renewal is None:
+                return
+            request.headers["Authorization"] = renewal.authorization
+            response = yield request
+            if renewal.fetched:
+                return
+            token = renewal.token
 
 
 def _check_no_other_auth(config: HttpConfig, url_key: str) -> None:
@@ -1294,10 +1317,15 @@ class HttpTransport:
         retries = self.config.max_retries
         answer = await route.retrying.attempts(state, attempt, retries)
         if block.auth:
-            again = await route.auth.refreshed(answer.status_code, token)
-            if again is not None:
-                head = block.head(request_line, length, again.encode("utf-8"))
+            for _ in range(route.auth.RENEWALS):
+                renewal = await route.auth.refreshed(answer.status_code, token)
+                if renewal is None:
+                    break
+                head = block.head(request_line, length, renewal.authorization.encode("utf-8"))
                 answer = await route.retrying.attempts(state, attempt, retries)
+                if renewal.fetched:
+                    break
+                token = renewal.token
         url = route.origin + target
         if any(name.lower() == b"set-cookie" for name, _ in answer.raw_headers):
             client.cookies.extract_cookies(

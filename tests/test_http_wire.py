@@ -18,6 +18,7 @@ import asyncio
 import functools
 import json
 import os
+import re
 import sys
 import time
 import tracemalloc
@@ -67,9 +68,10 @@ def gzip_bomb() -> bytes:
 class ScriptedServer:
     """Answers requests in order of ``script``, one action each.
 
-    "ok" answers ("gzip" compressed, "zstd" labelled so, "token" with an OAuth2
-    token, "split" with its head and body 50 ms apart, "split-gzip-chunks" gzipped and
-    chunked as Jetty sends it, head and each chunk 20 ms apart), "close" closes
+    "ok" answers ("gzip" compressed, "zstd" labelled so, "token" with a new OAuth2
+    token, "unauthorized-late" a 401 after 0.3 s, "split" with its head and body 50 ms
+    apart, "split-gzip-chunks" gzipped and chunked as Jetty sends it, head and each
+    chunk 20 ms apart), "close" closes
     without an answer, "cut-body" in the middle of the body, "stall" answers nothing for a
     second, "head-then-stall" sends a head and then nothing for a second
     ("chunked-head-then-stall": a chunked one, with its first chunk); the hostile
@@ -89,6 +91,7 @@ class ScriptedServer:
         self.connections = 0  # connections accepted
         self.open_now = 0
         self.most_open = 0  # connections open at once, at most
+        self.tokens = 0  # tokens issued ("token")
 
     @property
     def url(self) -> str:
@@ -144,6 +147,9 @@ class ScriptedServer:
                     await HOSTILE[action](self, writer)
                     writer.close()
                     return
+                if action == "unauthorized-late":  # a 401 that takes its time
+                    await asyncio.sleep(0.3)
+                    action = "unauthorized"
                 if action in CANNED:
                     writer.write(CANNED[action])
                     await writer.drain()
@@ -164,8 +170,10 @@ class ScriptedServer:
                     )
                     await writer.drain()
                     continue
-                if action == "token":
-                    body = json.dumps({"access_token": "tk", "expires_in": 3600}).encode()
+                if action == "token":  # tk1, tk2, ...: each one new
+                    self.tokens += 1
+                    token = f"tk{self.tokens}"
+                    body = json.dumps({"access_token": token, "expires_in": 3600}).encode()
                 if action == "gzip":
                     body, extra = zlib.compress(body, wbits=31), b"Content-Encoding: gzip\r\n"
                 if action == "zstd":  # never asked for: httpx would inflate it without a bound
@@ -854,6 +862,42 @@ async def test_a_401_refreshes_an_oauth2_token_once_and_retries(
     assert len(token_server.requests) == 3
     assert len(scripted.requests) == 4
     assert all(b"authorization: bearer tk" in head.lower() for head in scripted.heads)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_401_with_a_token_another_call_fetched_lets_the_call_fetch_its_own(
+    scripted: ScriptedServer, token_server: ScriptedServer, wire: str
+) -> None:
+    """Call A's 401 comes late: by then call B has fetched tk2, and A is handed it. When
+    tk2 is refused for A too, that was no refresh of A's: A fetches tk3 and succeeds.
+    A token a call fetched itself is still retried once only (the test above)."""
+    scripted.script = ["unauthorized-late", "unauthorized", "ok", "unauthorized", "ok"]
+    properties = {
+        "uri": scripted.url,
+        "http_client": http_client(wire),
+        "credential": "id:secret",
+        "oauth2_server_uri": f"{token_server.url}/token",
+        **FAST,
+        "read_timeout": "5000",  # A's late 401 is an answer, not a timeout
+    }
+    async with lna.connect("rest", properties) as ns:
+        call_a = asyncio.create_task(ns.list_tables({"id": ["a"]}))
+        while not scripted.requests:  # noqa: ASYNC110 (A's request is in: B's comes second)
+            await asyncio.sleep(0.005)
+        call_b = await ns.list_tables({"id": ["b"]})
+        call_a_answer = await call_a
+    assert call_a_answer.tables == call_b.tables == ["t"]
+    assert len(token_server.requests) == 3  # tk1 for both, tk2 fetched by B, tk3 by A
+    sent = [re.search(rb"(?i)authorization: bearer (tk\d+)", head) for head in scripted.heads]
+    tokens = [match.group(1).decode() if match else None for match in sent]
+    paths = [path.rsplit("/", 3)[-3] for path in scripted.requests]
+    assert list(zip(paths, tokens, strict=True)) == [
+        ("a", "tk1"),  # answered late
+        ("b", "tk1"),
+        ("b", "tk2"),  # B fetched tk2: ok
+        ("a", "tk2"),  # handed to A, refused
+        ("a", "tk3"),  # A's own: ok
+    ]
 
 
 @pytest.mark.parametrize("wire", WIRES)
