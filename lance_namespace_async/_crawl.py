@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import attrs
-from anyio.abc import ObjectSendStream
+from anyio.streams.memory import MemoryObjectSendStream
 
 from . import errors
 from ._identifiers import Identifier, validate_identifier
@@ -56,10 +56,18 @@ _Job = Callable[[], Awaitable[None]]
 
 
 class _Walk:
+    """The jobs of one crawl and the ``concurrency`` workers that run them.
+
+    Every worker runs on one event loop, so the queues need no lock: a lock's acquire
+    is a checkpoint, and taking one around every job cost the crawl several trips
+    through the event loop per table. Idle workers wait on an event that a push (or
+    the end of the walk) sets; the first to wake replaces it for the next wait.
+    """
+
     def __init__(
         self,
         ns: AsyncLanceNamespace,
-        send: ObjectSendStream[CrawledTable],
+        send: MemoryObjectSendStream[CrawledTable],
         *,
         describe: bool,
         detailed: bool,
@@ -72,35 +80,48 @@ class _Walk:
         self.page_size = page_size
         self.tables: deque[_Job] = deque()
         self.listings: deque[_Job] = deque()
-        self.active = 0
-        self.changed = anyio.Condition()
+        self.active = 0  # jobs running (each may push more)
+        self.waiting = 0  # workers waiting for a job
+        self.more = anyio.Event()
 
-    async def push(self, job: _Job, *, urgent: bool) -> None:
-        async with self.changed:
-            (self.tables if urgent else self.listings).append(job)
-            self.changed.notify()
+    def push(self, job: _Job, *, urgent: bool) -> None:
+        (self.tables if urgent else self.listings).append(job)
+        if self.waiting:
+            self.more.set()
 
     async def worker(self) -> None:
         while True:
-            async with self.changed:
-                while not (self.tables or self.listings):
-                    if self.active == 0:
-                        self.changed.notify_all()
-                        return
-                    await self.changed.wait()
-                job = self.tables.popleft() if self.tables else self.listings.popleft()
-                self.active += 1
+            while not (self.tables or self.listings):
+                if self.active == 0:  # nothing queued, nothing running to queue more
+                    self.more.set()  # release the other waiting workers
+                    return
+                more = self.more
+                self.waiting += 1
+                try:
+                    await more.wait()
+                finally:
+                    self.waiting -= 1
+                if self.more is more:
+                    self.more = anyio.Event()
+            job = self.tables.popleft() if self.tables else self.listings.popleft()
+            self.active += 1
             try:
                 await job()
             finally:
-                async with self.changed:
-                    self.active -= 1
-                    if self.active == 0 and not (self.tables or self.listings):
-                        self.changed.notify_all()  # the walk is over: release every worker
+                self.active -= 1
+                if self.active == 0 and self.waiting:
+                    self.more.set()  # more jobs, or the end of the walk: either wakes them
 
-    async def start(self, root: Identifier) -> None:
-        await self.push(lambda: self.list_namespaces(root, None, is_root=True), urgent=False)
-        await self.push(lambda: self.list_tables(root, None, is_root=True), urgent=False)
+    async def emit(self, table: CrawledTable) -> None:
+        """Hand a table to the consumer; wait only when its buffer is full."""
+        try:
+            self.send.send_nowait(table)
+        except anyio.WouldBlock:
+            await self.send.send(table)
+
+    def start(self, root: Identifier) -> None:
+        self.push(lambda: self.list_namespaces(root, None, is_root=True), urgent=False)
+        self.push(lambda: self.list_tables(root, None, is_root=True), urgent=False)
 
     async def list_namespaces(self, parent: Identifier, token: str | None, is_root: bool) -> None:
         request: dict[str, object] = {"id": list(parent)}
@@ -118,13 +139,11 @@ class _Walk:
             return  # dropped while we walked
         for name in response.namespaces:
             child: Identifier = (*parent, name)
-            await self.push(
-                functools.partial(self.list_namespaces, child, None, False), urgent=False
-            )
-            await self.push(functools.partial(self.list_tables, child, None, False), urgent=False)
+            self.push(functools.partial(self.list_namespaces, child, None, False), urgent=False)
+            self.push(functools.partial(self.list_tables, child, None, False), urgent=False)
         next_token = token_of(response.page_token)
         if next_token:
-            await self.push(lambda: self.list_namespaces(parent, next_token, is_root), urgent=False)
+            self.push(lambda: self.list_namespaces(parent, next_token, is_root), urgent=False)
 
     async def list_tables(self, namespace: Identifier, token: str | None, is_root: bool) -> None:
         request: dict[str, object] = {"id": list(namespace)}
@@ -142,13 +161,13 @@ class _Walk:
             return
         next_token = token_of(response.page_token)
         if next_token:
-            await self.push(lambda: self.list_tables(namespace, next_token, is_root), urgent=False)
+            self.push(lambda: self.list_tables(namespace, next_token, is_root), urgent=False)
         for name in response.tables:
             table: Identifier = (*namespace, name)
             if self.describe:
-                await self.push(functools.partial(self.describe_one, table), urgent=True)
+                self.push(functools.partial(self.describe_one, table), urgent=True)
             else:
-                await self.send.send(CrawledTable(table))
+                await self.emit(CrawledTable(table))
 
     async def describe_one(self, table: Identifier) -> None:
         try:
@@ -160,7 +179,7 @@ class _Walk:
             description = await self.ns.describe_table(request)  # type: ignore[arg-type]
         except errors.TableNotFoundError:
             return  # dropped while we walked
-        await self.send.send(CrawledTable(table, description))
+        await self.emit(CrawledTable(table, description))
 
 
 async def crawl(
@@ -190,7 +209,7 @@ async def crawl(
 
     async def run() -> None:
         async with send:
-            await walk.start(start)
+            walk.start(start)
             async with anyio.create_task_group() as workers:
                 for _ in range(concurrency):
                     workers.start_soon(walk.worker)
