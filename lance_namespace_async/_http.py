@@ -805,7 +805,8 @@ class _Renewal:
 
 
 class _Auth(httpx.Auth):
-    """Bearer token, OAuth2 or Basic on every request; one refresh and retry on a 401."""
+    """Bearer token, OAuth2 or Basic on every request; on a 401, a retry with a refreshed
+    token (fetched at most once per call, see :meth:`refreshed`)."""
 
     #: a call's 401 renewals: the second only after a token it was handed was refused too
     RENEWALS: ClassVar[int] = 2
