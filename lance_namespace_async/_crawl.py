@@ -108,9 +108,7 @@ class _Walk:
             try:
                 await job()
             finally:
-                self.active -= 1
-                if self.active == 0 and self.waiting:
-                    self.more.set()  # more jobs, or the end of the walk: either wakes them
+                self.active -= 1  # the loop above then sees the end of the walk, if it is
 
     async def emit(self, table: CrawledTable) -> None:
         """Hand a table to the consumer; wait only when its buffer is full."""

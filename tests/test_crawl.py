@@ -16,7 +16,11 @@ from lance_namespace_async import errors
 from lance_namespace_async._base import AsyncLanceNamespace
 from lance_namespace_async._paging import page_of
 from lance_namespace_async.directory import DirectoryNamespace
-from lance_namespace_async.models import ListNamespacesResponse, ListTablesResponse
+from lance_namespace_async.models import (
+    DescribeTableResponse,
+    ListNamespacesResponse,
+    ListTablesResponse,
+)
 
 
 class SyntheticCatalog(AsyncLanceNamespace):
@@ -127,6 +131,29 @@ async def test_missing_root_is_not_found_and_bad_arguments_invalid() -> None:
     for kwargs in ({"concurrency": 0}, {"page_size": 0}, {"root": ["a/b", ""]}):
         with pytest.raises(errors.InvalidInputError):
             [t async for t in lna.crawl(catalog, **kwargs)]  # type: ignore[arg-type]
+
+
+class BreaksOnOneTable(SyntheticCatalog):
+    """Describes every table but ``t1``, whose DescribeTable fails."""
+
+    async def _describe_table(self, request: Any) -> DescribeTableResponse:
+        await self._enter()
+        if request.id[-1] == "t1":
+            raise errors.InternalError("the catalog broke")
+        return DescribeTableResponse(location="mem://" + "/".join(request.id))
+
+
+async def test_a_failure_mid_walk_ends_the_crawl_with_that_error_while_workers_wait() -> None:
+    """Most of the 8 workers wait for jobs that never come; the failing describe must
+    still end the crawl, with its own error, not leave them (and the caller) waiting."""
+    catalog = BreaksOnOneTable({(): (["ns0"], []), ("ns0",): ([], ["t0", "t1", "t2"])})
+    with anyio.fail_after(10), pytest.raises(errors.InternalError, match="the catalog broke"):
+        [t async for t in lna.crawl(catalog, concurrency=8, describe=True)]
+    healthy = BreaksOnOneTable({(): (["ns0"], []), ("ns0",): ([], ["t0", "t2"])})
+    with anyio.fail_after(10):
+        described = [t async for t in lna.crawl(healthy, concurrency=8, describe=True)]
+    assert sorted(t.id for t in described) == [("ns0", "t0"), ("ns0", "t2")]
+    assert all(t.description is not None for t in described)
 
 
 async def test_namespaces_dropped_during_the_walk_are_skipped() -> None:
