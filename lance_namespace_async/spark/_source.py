@@ -413,8 +413,8 @@ class _Writer(DataSourceArrowWriter):
         if self.skip:
             return
         paths = _written_files(messages)
-        existed = not (self.created and self.handle.version is None)
-        if existed and self._committed(paths):
+        created_by_this_job = self.created and self.handle.version is None
+        if not created_by_this_job and self._committed(paths):
             if self.job is not None:
                 self.job.finish(aborted=False, known=paths)
             return
@@ -422,7 +422,7 @@ class _Writer(DataSourceArrowWriter):
             self.job.finish(aborted=True, known=paths)
         else:
             delete_data_files(self.handle.location, paths)
-        if self.created and self.handle.version is None:
+        if created_by_this_job:
             namespace = self.handle.namespace()
             with contextlib.suppress(errors.NotFoundError):
                 namespace.drop_table({"id": list(self.handle.table_id)})
