@@ -27,7 +27,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from . import errors
 from ._identifiers import Identifier, validate_identifier
-from ._paging import token_of
+from ._paging import PageTrail, token_of
 
 if TYPE_CHECKING:
     from ._base import AsyncLanceNamespace
@@ -118,10 +118,12 @@ class _Walk:
             await self.send.send(table)
 
     def start(self, root: Identifier) -> None:
-        self.push(lambda: self.list_namespaces(root, None, is_root=True), urgent=False)
-        self.push(lambda: self.list_tables(root, None, is_root=True), urgent=False)
+        self.push(functools.partial(self.list_namespaces, root, None, True), urgent=False)
+        self.push(functools.partial(self.list_tables, root, None, True), urgent=False)
 
-    async def list_namespaces(self, parent: Identifier, token: str | None, is_root: bool) -> None:
+    async def list_namespaces(
+        self, parent: Identifier, token: str | None, is_root: bool, trail: PageTrail | None = None
+    ) -> None:
         request: dict[str, object] = {"id": list(parent)}
         if token:
             request["page_token"] = token
@@ -141,9 +143,20 @@ class _Walk:
             self.push(functools.partial(self.list_tables, child, None, False), urgent=False)
         next_token = token_of(response.page_token)
         if next_token:
-            self.push(lambda: self.list_namespaces(parent, next_token, is_root), urgent=False)
+            trail = trail or PageTrail(f"ListNamespaces {list(parent)}")
+            trail.follow(next_token)
+            self.push(
+                functools.partial(self.list_namespaces, parent, next_token, is_root, trail),
+                urgent=False,
+            )
 
-    async def list_tables(self, namespace: Identifier, token: str | None, is_root: bool) -> None:
+    async def list_tables(
+        self,
+        namespace: Identifier,
+        token: str | None,
+        is_root: bool,
+        trail: PageTrail | None = None,
+    ) -> None:
         request: dict[str, object] = {"id": list(namespace)}
         if token:
             request["page_token"] = token
@@ -159,7 +172,12 @@ class _Walk:
             return
         next_token = token_of(response.page_token)
         if next_token:
-            self.push(lambda: self.list_tables(namespace, next_token, is_root), urgent=False)
+            trail = trail or PageTrail(f"ListTables {list(namespace)}")
+            trail.follow(next_token)
+            self.push(
+                functools.partial(self.list_tables, namespace, next_token, is_root, trail),
+                urgent=False,
+            )
         for name in response.tables:
             table: Identifier = (*namespace, name)
             if self.describe:
@@ -244,8 +262,9 @@ def _single(group_error: BaseExceptionGroup[BaseException]) -> BaseException:
 
 
 async def _iter_pages(
-    call: Any, parent: Sequence[str], field: str, page_size: int | None
+    call: Any, what: str, parent: Sequence[str], field: str, page_size: int | None
 ) -> AsyncIterator[str]:
+    trail = PageTrail(f"{what} {list(parent)}")
     token: str | None = None
     while True:
         request: dict[str, object] = {"id": list(parent), "page_token": token}
@@ -254,7 +273,7 @@ async def _iter_pages(
         response = await call(request)
         for name in getattr(response, field):
             yield name
-        token = token_of(response.page_token)
+        token = trail.follow(token_of(response.page_token))
         if token is None:
             return
 
@@ -263,11 +282,11 @@ def iter_namespaces(
     ns: AsyncLanceNamespace, parent: Sequence[str] = (), *, page_size: int | None = 1000
 ) -> AsyncIterator[str]:
     """Every child namespace name of ``parent``, following every page."""
-    return _iter_pages(ns.list_namespaces, parent, "namespaces", page_size)
+    return _iter_pages(ns.list_namespaces, "ListNamespaces", parent, "namespaces", page_size)
 
 
 def iter_tables(
     ns: AsyncLanceNamespace, namespace: Sequence[str] = (), *, page_size: int | None = 1000
 ) -> AsyncIterator[str]:
     """Every table name of ``namespace``, following every page."""
-    return _iter_pages(ns.list_tables, namespace, "tables", page_size)
+    return _iter_pages(ns.list_tables, "ListTables", namespace, "tables", page_size)

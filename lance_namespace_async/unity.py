@@ -55,7 +55,7 @@ from ._lance_tables import (
     storage_root_prop,
 )
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
-from ._paging import page_of
+from ._paging import PageTrail, page_of
 from ._storage_ops import StorageTableOperations
 from ._unique_names import refuse_existing_table
 from ._vended_credentials import (
@@ -155,7 +155,7 @@ def _take_page(
     for item in body.get(field) or ():
         if isinstance(item, dict) and (value := keep(item)) is not None:
             kept.append(value)
-    return body.get("next_page_token") or None
+    return body.get("next_page_token")
 
 
 # -- Arrow -> Unity columns ----------------------------------------------------------------
@@ -320,6 +320,7 @@ class UnityNamespace(StorageTableOperations):
         (80 young collections and a full one per 800 listings, 30-95 us per listing,
         against 5-10 and ~2 us when each page goes at once)."""
         kept: list[_Kept] = []
+        trail = PageTrail(what)
         token: str | None = None
         while True:
             body = await self._request(
@@ -330,7 +331,7 @@ class UnityNamespace(StorageTableOperations):
                 idempotent=True,
                 not_found=errors.NamespaceNotFoundError,
             )
-            token = _take_page(body, field, keep, kept)
+            token = trail.follow(_take_page(body, field, keep, kept))
             del body  # not kept alive over the next request's wait
             if token is None:
                 return kept

@@ -61,7 +61,8 @@ aioboto3 client talks to it unchanged through ``endpoint``. It implements:
   3) whatever ``MaxResults`` asks, in *creation* order (never sorted, so the backend must
   sort), and a full page always carries a ``NextToken``, even when nothing follows (the
   next page is then empty). Tokens are opaque and only valid for the listing that issued
-  them (else ``InvalidInputException``).
+  them (else ``InvalidInputException``). With :attr:`FakeGlue.endless_pages` a page asked
+  for by token names that token again (a catalog whose pages never end).
 * STS (query protocol, XML): ``GetCallerIdentity`` and ``AssumeRole``; assumed
   credentials are recorded and accepted on later calls (and resolve "the caller's account"
   to the role's account), ``FakeGlue.sts_lifetime_seconds`` shortens their expiry.
@@ -403,6 +404,8 @@ class FakeGlue:
         self.violations: list[str] = []
         #: credentials AssumeRole issued expire after this many seconds (None: as asked)
         self.sts_lifetime_seconds: int | None = None
+        #: a page asked for by token answers that token as its NextToken
+        self.endless_pages = False
         self._lock = threading.RLock()
         self._faults: list[_Fault] = []
         self._delays: list[tuple[float, str | None]] = []
@@ -1028,6 +1031,8 @@ class FakeGlue:
             if issued is None or issued[0] != listing:
                 raise _GlueError("InvalidInputException", "Invalid or expired NextToken.")
             offset = issued[1]
+            if self.endless_pages:
+                return items[offset : offset + self.page_size], given
         size = min(body.get("MaxResults") or self.page_size, self.page_size)
         page = items[offset : offset + size]
         if len(page) < size:

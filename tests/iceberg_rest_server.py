@@ -292,6 +292,10 @@ class IcebergCatalogServer(SpecCheckedServer):
         self._db_dir.mkdir(parents=True, exist_ok=True)
         self.config_requests = collections.Counter()
         self.token_requests = 0
+        #: pages the server makes when the client asks for none (None: everything at once)
+        self.server_page_size: int | None = None
+        #: a page asked for by token answers that token as its next-page-token
+        self.endless_pages = False
         self._catalogs: dict[str, SqlCatalog] = {}
         self._clients: list[RestCatalog] = []
         self._tokens: set[str] = set()
@@ -527,8 +531,17 @@ class IcebergCatalogServer(SpecCheckedServer):
             parent = _path_namespace(parent_raw)
             self._require_namespace(catalog, parent)
         children = sorted(catalog.list_namespaces(parent))
-        page, token = _paginate(children, call.query, "namespaces")
+        page, token = self._paginate(children, call.query, "namespaces")
         return _Reply(200, {"namespaces": [list(ns) for ns in page], "next-page-token": token})
+
+    def _paginate(
+        self, items: list[Any], query: Mapping[str, str], kind: str
+    ) -> tuple[list[Any], str | None]:
+        if self.server_page_size is not None and query.get("pageSize") is None:
+            query = {**query, "pageSize": str(self.server_page_size)}
+        page, token = _paginate(items, query, kind)
+        asked = query.get("pageToken")
+        return page, asked if asked and self.endless_pages else token
 
     def _create_namespace(self, call: _Call) -> _Reply:
         catalog = _catalog(call)
@@ -618,7 +631,7 @@ class IcebergCatalogServer(SpecCheckedServer):
         namespace = _path_namespace(call.path["namespace"])
         self._require_namespace(catalog, namespace)
         tables = sorted(catalog.list_tables(namespace))
-        page, token = _paginate(tables, call.query, "tables")
+        page, token = self._paginate(tables, call.query, "tables")
         identifiers = [{"namespace": list(t[:-1]), "name": t[-1]} for t in page]
         return _Reply(200, {"identifiers": identifiers, "next-page-token": token})
 

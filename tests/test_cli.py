@@ -448,6 +448,46 @@ def test_exit_codes_tell_error_classes_apart(cli: Any, connection: list[str]) ->
     assert errors_only.err.count("\n") == 1
 
 
+def _give_up(signum: int, frame: Any) -> None:
+    raise TimeoutError("still running after 60 s")
+
+
+def test_versions_stop_at_a_page_token_given_twice(cli: Any, tmp_path: Path) -> None:
+    """A server whose ListTableVersions pages never end (our adapter over a dir backend
+    that names the same next page every time): ``versions`` ends with an internal error
+    after the second page instead of printing versions for ever."""
+    from lance_namespace_async.server import create_app
+
+    backend = lna.connect("dir", {"root": str(tmp_path / "served")})
+    anyio.run(backend.create_namespace, {"id": ["n"]})
+    declared = anyio.run(backend.declare_table, {"id": ["n", "t"]})
+    lance.write_dataset(pa.table({"x": [1]}), declared.location, mode="overwrite")
+    honest = backend._list_table_versions
+
+    async def endless(request: Any) -> Any:
+        answer = await honest(request)
+        answer.page_token = "1"  # versions after the first: none, and then "1" again
+        return answer
+
+    backend._list_table_versions = endless  # type: ignore[method-assign]
+    server = UvicornThread(create_app(backend), name="cli-endless", description="the adapter")
+    try:
+        uri = server.start()
+        previous = signal.signal(signal.SIGALRM, _give_up)  # the old loop never ended
+        signal.alarm(60)
+        try:
+            ran = cli("versions", "n.t", "--impl", "rest", "--prop", f"uri={uri}", "-o", "jsonl")
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
+    finally:
+        server.stop()
+        anyio.run(backend.aclose)
+    assert ran.code != 0
+    assert "page 2 of the listing" in ran.err
+    assert [json.loads(line)["version"] for line in ran.out.splitlines()] == [1]
+
+
 def test_wrong_token_is_an_auth_error(cli: Any, adapter: str) -> None:
     ran = cli("ls", "--impl", "rest", "--prop", f"uri={adapter}", "--prop", "auth_token=wrong")
     assert ran.code == 6

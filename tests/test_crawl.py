@@ -97,6 +97,46 @@ async def test_crawl_follows_every_page() -> None:
     assert len(set(found)) == len(found)
 
 
+class CyclingPages(SyntheticCatalog):
+    """Pages that come round again: after ``cycle`` pages a listing's next token is its
+    first one (``cycle=1``: a page names its own token), as a broken or hostile catalog
+    could answer."""
+
+    def __init__(self, tree: dict[tuple[str, ...], tuple[list[str], list[str]]], cycle: int):
+        super().__init__(tree)
+        self.cycle = cycle
+
+    def _next(self, request: Any) -> str:
+        at = int(request.page_token or 0)
+        return str((at + 1) % self.cycle if self.cycle > 1 else at or 1)
+
+    async def _list_namespaces(self, request: Any) -> ListNamespacesResponse:
+        await self._enter()
+        names = self._node(request)[0]
+        return ListNamespacesResponse(namespaces=names, page_token=self._next(request))
+
+    async def _list_tables(self, request: Any) -> ListTablesResponse:
+        await self._enter()
+        names = self._node(request)[1]
+        return ListTablesResponse(tables=names, page_token=self._next(request))
+
+
+@pytest.mark.parametrize("cycle", [1, 3])
+async def test_a_catalog_whose_pages_come_round_again_ends_the_crawl(cycle: int) -> None:
+    """Each call has a deadline, a listing of endless pages would not: the page that names
+    a token the listing already followed ends the crawl (and the page walkers) with
+    InternalError, before its listing is asked again."""
+    catalog = CyclingPages({(): (["ns"], ["t"]), ("ns",): ([], ["u"])}, cycle)
+    with anyio.fail_after(10):
+        with pytest.raises(errors.InternalError, match="already given") as caught:
+            [t async for t in lna.crawl(catalog, concurrency=4)]
+        assert "page " in str(caught.value)
+        for walk in (lna.iter_tables(catalog, ["ns"]), lna.iter_namespaces(catalog)):
+            with pytest.raises(errors.InternalError, match=f"page {cycle + 1} of the listing"):
+                [name async for name in walk]
+    assert catalog.calls < 40
+
+
 async def test_concurrency_is_used_and_bounded() -> None:
     catalog = wide_catalog(namespaces=200, tables=2)
     found = [t async for t in lna.crawl(catalog, concurrency=16)]

@@ -948,6 +948,28 @@ async def test_listings_follow_next_token_over_many_pages(
     assert seen == sorted(tables)
 
 
+async def test_a_next_token_naming_a_page_again_ends_the_listing(
+    fake_ns: lna.AsyncLanceNamespace, fake: FakeGlue
+) -> None:
+    """Every GetDatabases/GetTables call has a deadline, a listing of endless pages would
+    not: a page naming a token the listing already followed ends the call with
+    InternalError, and a cascade that could not list everything deletes nothing."""
+    for i in range(5):
+        fake.add_database(f"db{i}")
+        fake.add_table("db0", f"t{i}")
+    fake.endless_pages = True
+    with anyio.fail_after(30):
+        with pytest.raises(errors.InternalError, match="page 2 of the listing"):
+            await fake_ns.list_namespaces()
+        with pytest.raises(errors.InternalError, match="already given"):
+            await fake_ns.list_tables({"id": ["db0"]})
+        with pytest.raises(errors.InternalError, match="already given"):
+            await fake_ns.drop_namespace({"id": ["db0"], "behavior": "Cascade"})
+    fake.endless_pages = False
+    assert (await fake_ns.list_namespaces()).namespaces == [f"db{i}" for i in range(5)]
+    assert (await fake_ns.list_tables({"id": ["db0"]})).tables == [f"t{i}" for i in range(5)]
+
+
 async def test_catalog_id_scopes_every_call(fake: FakeGlue, root: Path) -> None:
     fake.add_database("theirs", account=OTHER_ACCOUNT, parameters={"owner": "them"})
     fake.add_catalog("shared", account=OTHER_ACCOUNT)

@@ -275,6 +275,35 @@ async def test_listing_follows_pages(ns: IcebergNamespace, catalog: Catalog) -> 
     assert sorted([n async for n in lna.iter_namespaces(ns, catalog.id(), page_size=2)]) == names
 
 
+async def test_a_next_page_token_naming_a_page_again_ends_the_listing(
+    lookalike: IcebergCatalogServer, root: Path
+) -> None:
+    """Look-alike only (the reference server pages correctly): the server pages on its
+    own and a page names a token the listing already followed. Every walk over the pages
+    ends with InternalError instead of going round for ever; a cascade that could not list
+    everything drops nothing."""
+    properties = {"endpoint": lookalike.uri, "root": str(root), "retry_backoff_ms": "1"}
+    async with lna.connect("iceberg", properties) as ns:
+        await ns.create_namespace({"id": [WH, "db"]})
+        for name in ("c1", "c2", "c3"):
+            await ns.create_namespace({"id": [WH, "db", name]})
+            await ns.declare_table({"id": [WH, "db", f"t_{name}"]})
+        lookalike.server_page_size = 2
+        lookalike.endless_pages = True
+        with anyio.fail_after(30):
+            with pytest.raises(errors.InternalError, match=r"ListNamespaces wh\.db: page 2 of"):
+                await ns.drop_namespace({"id": [WH, "db"], "behavior": "Cascade"})
+            with pytest.raises(errors.InternalError, match="already given"):
+                [t async for t in lna.crawl(ns, root=[WH, "db"], page_size=2)]
+            with pytest.raises(errors.InternalError, match="already given"):
+                [name async for name in lna.iter_tables(ns, [WH, "db"], page_size=2)]
+        lookalike.endless_pages = False
+        names = [name async for name in lna.iter_namespaces(ns, [WH, "db"], page_size=2)]
+        assert names == ["c1", "c2", "c3"]
+        tables = [name async for name in lna.iter_tables(ns, [WH, "db"], page_size=2)]
+        assert tables == ["t_c1", "t_c2", "t_c3"]
+
+
 async def test_warehouses_cannot_be_listed_from_the_root(ns: IcebergNamespace) -> None:
     with pytest.raises(errors.UnsupportedOperationError, match="warehouse"):
         await ns.list_namespaces({"id": []})

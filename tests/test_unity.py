@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import anyio
 import lance
 import pyarrow as pa
 import pytest
@@ -352,6 +353,28 @@ async def test_faults_are_retried_and_typed(ns: UnityNamespace, server: UnitySer
     server.fail_next(503, count=10)
     with pytest.raises(errors.ServiceUnavailableError):
         await ns.describe_namespace({"id": [CAT, "s"]})
+
+
+async def test_a_next_page_token_naming_a_page_again_ends_the_listing(tmp_path: Path) -> None:
+    """Look-alike only (a real Unity pages correctly): a page naming a token the listing
+    already followed ends the call with InternalError instead of listing for ever, and a
+    cascade that could not list everything deletes nothing."""
+    with unity_catalog() as server:
+        server.add_catalog(CAT)
+        server.add_schema(CAT, "s")
+        properties = {"endpoint": server.uri, "root": str(tmp_path), "retry_backoff_ms": "1"}
+        async with lna.connect("unity", properties) as ns:
+            for name in ("t1", "t2", "t3"):
+                await ns.declare_table({"id": [CAT, "s", name]})
+            server.page_size_limit = 1
+            server.endless_pages = True
+            with anyio.fail_after(30):
+                with pytest.raises(errors.InternalError, match="page 2 of the listing"):
+                    await ns.list_tables({"id": [CAT, "s"]})
+                with pytest.raises(errors.InternalError, match="already given"):
+                    await ns.drop_namespace({"id": [CAT, "s"], "behavior": "Cascade"})
+            server.endless_pages = False
+            assert (await ns.list_tables({"id": [CAT, "s"]})).tables == ["t1", "t2", "t3"]
 
 
 async def test_bearer_token(tmp_path: Path) -> None:

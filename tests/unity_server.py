@@ -37,7 +37,8 @@ In all three:
   Unity. The token is opaque here (Unity's is the last name): a token that was not issued
   for the same listing is 400 ``INVALID_ARGUMENT``. At the end ``next_page_token`` is JSON
   ``null`` (Unity's Jackson writes every unset field as ``null``); ``end_of_list`` selects
-  ``""`` or an absent key instead;
+  ``""`` or an absent key instead; ``endless_pages`` makes a page asked for by token name
+  that token again (a catalog whose pages never end);
 * unset fields are written as ``null`` (``null_fields=False`` omits them);
 * errors are ``{"error_code": ..., "message": ..., "details": [{"@type":
   "google.rpc.ErrorInfo", "reason": ...}]}`` as ``application/json`` with the HTTP status of
@@ -514,6 +515,8 @@ class UnityServer(SpecCheckedServer):
         self.page_size_limit = 100
         # what the last page's next_page_token is: "null" (Unity), "empty" ("") or "absent"
         self.end_of_list = "null"
+        #: a page asked for by token answers that token as its next_page_token
+        self.endless_pages = False
         self.null_fields = True
         self.json_delete_bodies = False
         self._handlers: dict[str, Callable[[_Call], _Reply]] = {
@@ -837,7 +840,9 @@ class UnityServer(SpecCheckedServer):
         ordered = sorted((item for item in items if item["name"] > after), key=lambda i: i["name"])
         page = ordered[:size]
         extra: dict[str, Any] = {}
-        if page and len(page) == size:  # Unity: a full page always has a next token
+        if token and self.endless_pages:
+            extra["next_page_token"] = token
+        elif page and len(page) == size:  # Unity: a full page always has a next token
             raw = json.dumps([kind, parent, page[-1]["name"]]).encode()
             extra["next_page_token"] = base64.urlsafe_b64encode(raw).decode().rstrip("=")
         elif self.end_of_list == "null":

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .. import errors
+from .._paging import PageTrail, token_of
 from .common import _add_connection_options, _add_output_options, _id, _lower, _positive_int
 from .output import _cell, _console, _Output, _response_dict
 
@@ -541,14 +542,15 @@ async def _versions(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Out
     identifier = _id(args, args.id, what="table ID", allow_root=False)
     stream = out.stream(["VERSION", "TIMESTAMP_MILLIS", "MANIFEST"], "no versions")
     request: dict[str, Any] = {"id": list(identifier)}
+    trail = PageTrail(f"ListTableVersions {list(identifier)}")
     while True:
         response = await ns.list_table_versions(request)  # type: ignore[arg-type]
         for version in response.versions:
             item = _response_dict(version)
             row = [str(item.get("version")), _cell(item.get("timestamp_millis"))]
             stream.add(item, [*row, _cell(item.get("manifest_path"))])
-        token = getattr(response, "page_token", None)
-        if not isinstance(token, str) or not token:
+        token = trail.follow(token_of(getattr(response, "page_token", None)))
+        if token is None:
             break
         request["page_token"] = token
     stream.close()

@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 
 from .. import errors
+from .._paging import PageTrail
 from ..errors import MissingDependencyError
 from ._errors import NoCatalogApis, glue_error, unknown_operation
 from ._properties import GlueConfig
@@ -203,11 +204,12 @@ class GlueClient:
     ) -> list[dict[str, Any]]:
         """Every item of a Glue listing, following NextToken to the end."""
         items: list[dict[str, Any]] = []
+        trail = PageTrail(what)
         token: str | None = None
         while True:
             page = await self.call(action, what, NextToken=token, **kwargs)
             items.extend(page.get(field) or [])
-            token = page.get("NextToken") or None
+            token = trail.follow(page.get("NextToken"))
             if token is None:
                 return items
 

@@ -40,7 +40,7 @@ from .._http import HttpTransport
 from .._identifiers import Identifier, validate_identifier
 from .._lance_tables import Claims, LanceTables, catalog_claims
 from .._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
-from .._paging import check_limit, token_of
+from .._paging import PageTrail, check_limit, token_of
 from .._storage_ops import StorageAccess
 from .._unique_names import (
     refuse_existing_table,
@@ -330,11 +330,12 @@ class IcebergNamespace(ManagedIcebergVersions):
 
     async def _all_table_names(self, warehouse: str, levels: Identifier) -> list[str]:
         names: list[str] = []
+        trail = PageTrail(f"ListTables {'.'.join((warehouse, *levels))}")
         token: str | None = None
         while True:
             page, token = await self._list_table_page(warehouse, levels, token, None)
             names.extend(page)
-            if token is None:
+            if trail.follow(token) is None:
                 return names
 
     async def _drop_tree(self, warehouse: str, levels: Identifier, *, missing_ok: bool) -> None:
@@ -342,11 +343,12 @@ class IcebergNamespace(ManagedIcebergVersions):
         what = f"DropNamespace {'.'.join((warehouse, *levels))}"
         try:
             children: list[str] = []
+            trail = PageTrail(f"ListNamespaces {'.'.join((warehouse, *levels))}")
             token: str | None = None
             while True:
                 page, token = await self._list_namespace_page(warehouse, levels, token, None)
                 children.extend(page)
-                if token is None:
+                if trail.follow(token) is None:
                     break
             tables = await self._all_table_names(warehouse, levels)
         except errors.NamespaceNotFoundError:
