@@ -75,7 +75,7 @@ from ._config import (
 from ._http_body import ACCEPT_ENCODING, read_bounded
 from ._http_lean import LeanPool, request_head
 from ._http_wire import wire
-from ._timeout import Timeout, UseDefault, current_timeout
+from ._timeout import Timeout, UseDefault, chosen_total, current_timeout
 
 __all__ = [
     "CallState",
@@ -1122,12 +1122,7 @@ class HttpTransport:
 
     def _total_timeout(self) -> float | None:
         """The whole call's deadline in seconds: the caller's choice, else ``call_timeout``."""
-        chosen = current_timeout()
-        if chosen is None:
-            return None  # timeout=None: the caller asked for no limit at all
-        if isinstance(chosen, Timeout) and not isinstance(chosen.total, UseDefault):
-            return chosen.total
-        return self.config.call_timeout / 1000
+        return chosen_total(self.config.call_timeout / 1000)
 
     def call(
         self,

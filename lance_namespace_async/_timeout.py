@@ -26,6 +26,8 @@ __all__ = [
     "TimeoutTypes",
     "UseDefault",
     "call_timeout",
+    "chosen_step",
+    "chosen_total",
     "current_timeout",
 ]
 
@@ -132,3 +134,27 @@ class call_timeout:
 
 def current_timeout() -> Timeout | UseDefault | None:
     return _CURRENT.get()
+
+
+def chosen_total(configured: float | None) -> float | None:
+    """The whole call's deadline in seconds: the caller's ``timeout=`` when it sets one,
+    else ``configured`` (a backend's ``call_timeout``); ``timeout=None`` removes it."""
+    chosen = _CURRENT.get()
+    if chosen is None:
+        return None
+    if isinstance(chosen, Timeout) and not isinstance(chosen.total, UseDefault):
+        return chosen.total
+    return configured
+
+
+def chosen_step(step: str, configured: float | None) -> float | None:
+    """One step's timeout in seconds (``connect``, ``read``, ``write``, ``pool``): the
+    caller's ``Timeout`` when it gives one (its ``None`` is no limit, as in httpx), else
+    ``configured``."""
+    chosen = _CURRENT.get()
+    if chosen is None:
+        return None
+    if isinstance(chosen, Timeout):
+        value: float | None = getattr(chosen, step)
+        return value
+    return configured

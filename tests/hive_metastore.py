@@ -55,6 +55,9 @@ Missing prerequisites (no Java 17+, no Maven for Hive 4, no pyspark for 2.3) rai
 :class:`jvm.JvmUnavailable`: fixtures pass the start through ``jvm.need``, so outside
 CI the tests skip with an install hint and with ``CI=true`` they fail. A metastore that
 starts and dies raises :class:`MetastoreError` (a failure everywhere, never a skip).
+
+:class:`HostileMetastore` is no metastore: a socket server answering every request one
+hostile way (silence, a trickle, a flood, a malformed reply), which Hive never does.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from xml.sax.saxutils import escape
 
 from jvm import (
@@ -404,3 +408,92 @@ class TcpProxy:
                 for sock in pair:
                     with contextlib.suppress(OSError):
                         sock.close()
+
+
+class HostileMetastore:
+    """Not Hive: a socket server that answers every request one hostile way, for what a
+    real metastore never does (the backend's budget per call).
+
+    ``answer`` is ``"silent"`` (reads the request, never answers), ``"trickle"`` (a
+    reply's 4 KiB method name, a byte every 50 ms), ``"flood"`` (a Thrift length prefix
+    of 2 GiB, then bytes as fast as the client takes them) or ``"bad-version"`` (a reply
+    of an unknown Thrift protocol version: a malformed answer). :attr:`accepted` counts
+    connections.
+    """
+
+    def __init__(self, answer: str) -> None:
+        if answer not in ("silent", "trickle", "flood", "bad-version"):
+            raise ValueError(f"unknown answer {answer!r}")
+        self.answer = answer
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self._listener.getsockname()[1]
+        self.accepted = 0
+        self._stopped = threading.Event()
+        self._lock = threading.Lock()
+        self._open: set[socket.socket] = set()
+        self._threads: list[threading.Thread] = []
+
+    @property
+    def uri(self) -> str:
+        return f"thrift://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> HostileMetastore:
+        self._spawn(self._accept)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stopped.set()
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)
+        self._listener.close()
+        with self._lock:
+            sockets, self._open = self._open, set()
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+        for thread in self._threads:
+            thread.join(5)
+
+    def _spawn(self, target: Any, *args: Any) -> None:
+        thread = threading.Thread(target=target, args=args, name="hostile-hms", daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _accept(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            with self._lock:
+                self._open.add(client)
+                self.accepted += 1
+            self._spawn(self._serve, client)
+
+    def _serve(self, client: socket.socket) -> None:
+        try:
+            client.settimeout(0.05)
+            with contextlib.suppress(TimeoutError):
+                client.recv(65536)  # the request (its first segment is enough)
+            if self.answer == "bad-version":
+                client.sendall(b"\x80\x09\x00\x02" + b"\x00" * 64)
+            if self.answer == "trickle":  # a reply whose 4 KiB method name comes slowly
+                client.sendall(b"\x80\x01\x00\x02\x00\x00\x10\x00")
+            if self.answer == "flood":
+                client.settimeout(5)
+                client.sendall(b"\x7f\xff\xff\xff")
+            chunk = b"x" * 65536
+            while not self._stopped.wait(0.05 if self.answer == "trickle" else 0):
+                if self.answer == "trickle":
+                    client.sendall(b"x")
+                elif self.answer == "flood":
+                    client.sendall(chunk)
+                else:
+                    self._stopped.wait(0.1)
+        except OSError:
+            pass
+        finally:
+            with self._lock:
+                self._open.discard(client)
+            client.close()

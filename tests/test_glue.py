@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -1083,6 +1084,31 @@ async def test_read_timeout_is_in_milliseconds(fake: FakeGlue, root: Path) -> No
             with pytest.raises(errors.ServiceUnavailableError) as caught:
                 await ns.list_namespaces()
     assert caught.value.code == 17
+
+
+@pytest.mark.usefixtures("no_backoff")
+async def test_a_call_ends_at_its_deadline_retries_included(fake: FakeGlue, root: Path) -> None:
+    """``read_timeout`` bounds one wait and botocore retries it; ``call_timeout`` (or
+    ``timeout=`` per call) bounds the whole call, as on the HTTP backends."""
+    properties = fake_properties(
+        fake, root, catalog_id=ACCOUNT, read_timeout="400", call_timeout="1000"
+    )
+    fake.slow_next(5, count=8, action="GetDatabases")  # every attempt times out
+    async with lna.connect("glue", properties) as ns:
+        started = time.monotonic()
+        with anyio.fail_after(8), pytest.raises(errors.ServiceUnavailableError) as caught:
+            await ns.list_namespaces()
+        assert time.monotonic() - started < 3
+        assert "deadline of 1 s" in str(caught.value)
+        started = time.monotonic()
+        with anyio.fail_after(8), pytest.raises(errors.ServiceUnavailableError) as caught:
+            await ns.list_namespaces(timeout=0.3)
+        assert time.monotonic() - started < 2
+        assert "deadline of 0.3 s" in str(caught.value)
+        fake.add_database("db", parameters={"owner": "ann"})
+        with anyio.fail_after(8):  # cut calls leave the client usable (GetDatabase is not held)
+            described = await ns.describe_namespace({"id": ["db"]})
+        assert props(described.properties) == {"owner": "ann"}
 
 
 # -- fake Glue: credentials ----------------------------------------------------------------------

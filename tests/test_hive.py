@@ -31,6 +31,7 @@ import pyarrow as pa
 import pytest
 from hive_metastore import (
     HIVE_VERSIONS,
+    HostileMetastore,
     Metastore,
     MetastoreError,
     TcpProxy,
@@ -337,6 +338,68 @@ async def test_an_unreachable_metastore_is_service_unavailable() -> None:
         with anyio.fail_after(10), pytest.raises(errors.ServiceUnavailableError) as caught:
             await namespace.list_namespaces()
     assert caught.value.code == 17
+
+
+# -- a hostile metastore (tests/hive_metastore.py's HostileMetastore, not Hive) ------------------
+
+
+async def test_a_silent_metastore_is_cut_off_at_the_calls_deadline() -> None:
+    """``read_timeout`` bounds one wait; ``call_timeout`` the call, retries included, and
+    ``timeout=`` per call overrides it, as on the HTTP backends."""
+    with HostileMetastore("silent") as server:
+        options = {"uri": server.uri, "call_timeout": "600", "read_timeout": "60000"}
+        async with lna.connect("hive", options) as namespace:
+            started = time.monotonic()
+            with anyio.fail_after(10), pytest.raises(errors.ServiceUnavailableError) as caught:
+                await namespace.list_namespaces()
+            assert time.monotonic() - started < 3
+            assert "deadline of 0.6 s" in str(caught.value)
+            started = time.monotonic()
+            with anyio.fail_after(10), pytest.raises(errors.ServiceUnavailableError) as caught:
+                await namespace.describe_namespace({"id": ["db"]}, timeout=0.2)
+            assert time.monotonic() - started < 2
+            assert "deadline of 0.2 s" in str(caught.value)
+
+
+async def test_a_trickling_metastore_is_cut_off_at_the_calls_deadline() -> None:
+    with HostileMetastore("trickle") as server:
+        options = {"uri": server.uri, "call_timeout": "800", "max_retries": "0"}
+        async with lna.connect("hive", options) as namespace:
+            started = time.monotonic()
+            with anyio.fail_after(10), pytest.raises(errors.ServiceUnavailableError) as caught:
+                await namespace.list_namespaces()
+            assert time.monotonic() - started < 3
+            assert caught.value.code == 17
+
+
+async def test_a_flooding_metastore_is_stopped_at_max_response_bytes() -> None:
+    """A 2 GiB length prefix and endless bytes: the call reads no more than the limit (the
+    buffered transport would otherwise ask the socket for 2 GiB at once), and a connection
+    stopped mid-answer is never reused."""
+    with HostileMetastore("flood") as server:
+        options = {"uri": server.uri, "max_response_bytes": str(1 << 20)}
+        async with lna.connect("hive", options) as namespace:
+            for attempt in (1, 2):
+                with anyio.fail_after(20), pytest.raises(errors.InternalError) as caught:
+                    await namespace.list_namespaces()
+                assert "larger than max_response_bytes (1048576 bytes)" in str(caught.value)
+                assert server.accepted == attempt
+
+
+async def test_a_malformed_answer_is_internal_and_its_connection_is_dropped() -> None:
+    with HostileMetastore("bad-version") as server:
+        async with lna.connect("hive", {"uri": server.uri}) as namespace:
+            for attempt in (1, 2):
+                with anyio.fail_after(20), pytest.raises(errors.InternalError) as caught:
+                    await namespace.list_namespaces()
+                assert "malformed metastore answer" in str(caught.value)
+                assert server.accepted == attempt
+
+
+def test_the_new_limits_are_validated_without_io() -> None:
+    for key in ("call_timeout", "max_response_bytes"):
+        with pytest.raises(errors.InvalidInputError, match=key):
+            lna.connect("hive", {"uri": "thrift://127.0.0.1:9", key: "0"})
 
 
 # -- namespaces ----------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import anyio
 
 from .. import errors
 from .._paging import PageTrail
+from .._timeout import chosen_total
 from ..errors import MissingDependencyError
 from ._errors import NoCatalogApis, glue_error, unknown_operation
 from ._properties import GlueConfig
@@ -169,7 +170,15 @@ class GlueClient:
         return self._client
 
     async def _aws(self, call: Any, what: str, **route: Any) -> Any:
-        """Await a botocore call; its errors become ours (``route`` types not-found/exists)."""
+        """Await a botocore call within its deadline; its errors become ours (``route``
+        types not-found/exists)."""
+        total = chosen_total(self.config.call_timeout / 1000)
+        with anyio.move_on_after(total):
+            return await self._typed(call, what, route)
+        raise _timed_out(what, total)
+
+    @staticmethod
+    async def _typed(call: Any, what: str, route: dict[str, Any]) -> Any:
         try:
             return await call
         except ClientError as exc:
@@ -178,8 +187,16 @@ class GlueClient:
             raise errors.ServiceUnavailableError(f"{what}: {type(exc).__name__}: {exc}") from None
 
     async def call(self, action: str, what: str, **kwargs: Any) -> dict[str, Any]:
-        """One Glue call (``None`` arguments left out); ``not_found=`` and ``exists=``
-        name the errors its EntityNotFound and AlreadyExists answers become."""
+        """One Glue call (``None`` arguments left out) within its deadline: botocore's
+        timeouts bound each wait, ``call_timeout`` (or the caller's ``timeout=``) the whole
+        call, its retries and any credentials it needs first. ``not_found=`` and
+        ``exists=`` name the errors its EntityNotFound and AlreadyExists answers become."""
+        total = chosen_total(self.config.call_timeout / 1000)
+        with anyio.move_on_after(total):
+            return await self._call(action, what, **kwargs)
+        raise _timed_out(what, total)
+
+    async def _call(self, action: str, what: str, **kwargs: Any) -> dict[str, Any]:
         route: dict[str, Any] = {k: kwargs.pop(k) for k in ("not_found", "exists") if k in kwargs}
         client = await self._glue()
         arguments = {k: v for k, v in kwargs.items() if v is not None}
@@ -276,3 +293,9 @@ class GlueClient:
                 action,
             )
         raise NoCatalogApis(f"the Glue endpoint does not support {action}")
+
+
+def _timed_out(what: str, total: float | None) -> errors.ServiceUnavailableError:
+    return errors.ServiceUnavailableError(
+        f"{what}: timed out (the call's deadline of {total:g} s passed)"
+    )

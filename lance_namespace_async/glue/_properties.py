@@ -45,6 +45,11 @@ class GlueConfig(BackendConfig):
     max_retries: int = prop(default=3, parse=parse_non_negative_int)
     connect_timeout: int = prop(default=10000, parse=parse_positive_int)
     read_timeout: int = prop(default=30000, parse=parse_positive_int)
+    call_timeout: int = prop(
+        default=60000,
+        parse=parse_positive_int,
+        doc="deadline of one Glue or STS call in ms: credentials, the answer and retries included",
+    )
     max_pool_connections: int = prop(default=32, parse=parse_positive_int)
     worker_threads: int = prop(default=8, parse=parse_positive_int)
     storage: dict[str, str] = prop(prefix="storage.", secret=True)

@@ -10,7 +10,9 @@ Thrift is blocking, so calls run on anyio worker threads through a bounded pool
 of ``pool_size`` open metastore connections (not a connection per call). A
 broken connection is dropped and reopened; reads are retried on it up to
 ``max_retries`` times, writes only when the request cannot have reached the
-metastore (the connection failed to open). The thrift client is the one
+metastore (the connection failed to open). Each call is held to a deadline
+(``call_timeout``, or the caller's ``timeout=``) and to ``max_response_bytes`` however
+the metastore answers (``_thrift``). The thrift client is the one
 pymetastore ships (generated from Hive's IDL, maintained on PyPI), rather than
 a copy generated here. Only calls that Hive 2.3 through 4 all answer are used:
 Hive 4 dropped ``get_table`` and ``get_table_objects_by_name`` for their
@@ -30,34 +32,26 @@ holding or belonging to another table.
 from __future__ import annotations
 
 import contextlib
-import queue
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self, TypeVar
-from urllib.parse import urlparse
 
-import attrs
-
-from . import errors
-from ._arrow_json import hive_type
-from ._config import BackendConfig, parse_non_negative_int, parse_positive_int, prop
-from ._identifiers import Identifier, validate_identifier
-from ._lance_tables import (
+from .. import errors
+from .._arrow_json import hive_type
+from .._identifiers import Identifier, validate_identifier
+from .._lance_tables import (
     TABLE_TYPE,
     Claims,
     LanceTables,
     canonical,
     catalog_claims,
-    drop_allowed_locations_prop,
     is_lance_table,
     lance_parameters,
-    storage_root_prop,
 )
-from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
-from ._paging import page_of
-from ._storage_ops import StorageTable, StorageTableOperations
-from ._unique_names import refuse_existing_table
-from .models import (
+from .._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
+from .._paging import page_of
+from .._storage_ops import StorageTable, StorageTableOperations
+from .._unique_names import refuse_existing_table
+from ..models import (
     CreateNamespaceRequest,
     CreateNamespaceResponse,
     DeclareTableRequest,
@@ -87,15 +81,16 @@ from .models import (
 )
 
 try:
-    from pymetastore.hive_metastore import ThriftHiveMetastore
     from pymetastore.hive_metastore import ttypes as hive
-    from thrift.protocol import TBinaryProtocol
+    from thrift.protocol.TProtocol import TProtocolException
     from thrift.Thrift import TException
-    from thrift.transport import TSocket, TTransport
 except ImportError as _missing:  # pragma: no cover - exercised without the extra only
     raise errors.MissingDependencyError(
         f"impl 'hive' needs: pip install 'lance-namespace-async[hive]' ({_missing})"
     ) from _missing
+
+from ._properties import HiveConfig
+from ._thrift import AnswerTooLarge, CallBudget, DeadlinePassed, NotSent, Pool
 
 __all__ = ["HiveConfig", "HiveNamespace"]
 
@@ -117,102 +112,6 @@ _HMS_PARAMETERS = frozenset(
         "external.table.purge",
     }
 )
-
-
-def _thrift_uri(value: str) -> str:
-    parsed = urlparse(value)
-    if parsed.scheme != "thrift" or not parsed.hostname or not parsed.port:
-        raise ValueError("must be thrift://host:port")
-    return value
-
-
-@attrs.frozen
-class HiveConfig(BackendConfig):
-    """Properties of ``impl="hive"`` (timeouts in milliseconds)."""
-
-    uri: str = prop(parse=_thrift_uri, doc="the metastore, thrift://host:port")
-    root: str | None = storage_root_prop(
-        doc="root of new table locations, inside which DropTable deletes data (default: "
-        "the database's location, and only a table's default location is deleted)",
-    )
-    drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
-    pool_size: int = prop(default=8, parse=parse_positive_int)
-    connect_timeout: int = prop(default=10000, parse=parse_positive_int)
-    read_timeout: int = prop(default=30000, parse=parse_positive_int)
-    max_retries: int = prop(default=3, parse=parse_non_negative_int)
-    storage: dict[str, str] = prop(prefix="storage.", secret=True)
-
-
-class _Connection:
-    def __init__(self, config: HiveConfig) -> None:
-        parsed = urlparse(config.uri)
-        self.socket = TSocket.TSocket(parsed.hostname, parsed.port)
-        self.socket.setTimeout(config.connect_timeout)
-        self.transport = TTransport.TBufferedTransport(self.socket)
-        self.client = ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(self.transport))
-        self.transport.open()
-        self.socket.setTimeout(config.read_timeout)
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.transport.close()
-
-
-class _NotSent(Exception):
-    """Opening a connection failed: the request never reached the metastore."""
-
-
-class _Pool:
-    """At most ``size`` open metastore connections, reused across calls and threads."""
-
-    def __init__(self, config: HiveConfig) -> None:
-        self.config = config
-        self.idle: queue.LifoQueue[_Connection] = queue.LifoQueue()
-        self.lock = threading.Lock()
-        self.closed = False
-
-    def run(self, call: Callable[[Any], T], *, idempotent: bool) -> T:
-        attempts = self.config.max_retries + 1
-        for attempt in range(attempts):
-            try:
-                connection = self._take()
-            except TException as exc:
-                if attempt + 1 >= attempts:
-                    raise _NotSent(str(exc)) from exc
-                continue
-            try:
-                result = call(connection.client)
-            except (TTransport.TTransportException, OSError, EOFError):
-                connection.close()  # broken: never back to the pool, and the idle
-                self._drain()  # ones likely broke with it (a metastore restart)
-                if not idempotent or attempt + 1 >= attempts:
-                    raise
-                continue
-            except BaseException:
-                self.idle.put(connection)
-                raise
-            self.idle.put(connection)
-            return result
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _take(self) -> _Connection:
-        if self.closed:
-            raise errors.InvalidInputError("this namespace is closed")
-        try:
-            return self.idle.get_nowait()
-        except queue.Empty:
-            return _Connection(self.config)
-
-    def _drain(self) -> None:
-        while True:
-            try:
-                self.idle.get_nowait().close()
-            except queue.Empty:
-                return
-
-    def close(self) -> None:
-        self.closed = True
-        self._drain()
 
 
 def _get_table(client: Any, database: str, name: str) -> Any:
@@ -251,7 +150,7 @@ class HiveNamespace(StorageTableOperations):
             storage_root=config.root,
             drop_allowed=config.drop_allowed_locations,
         )
-        self._pool = _Pool(config)
+        self._pool = Pool(config)
 
     @classmethod
     def from_properties(cls, properties: Any) -> Self:
@@ -274,9 +173,22 @@ class HiveNamespace(StorageTableOperations):
         not_found: type[errors.LanceNamespaceError] = errors.NamespaceNotFoundError,
         exists: type[errors.LanceNamespaceError] = errors.NamespaceAlreadyExistsError,
     ) -> T:
+        budget = CallBudget.for_call(self.config)  # here: the caller's timeout= is in context
+
         def run() -> T:
             try:
-                return self._pool.run(call, idempotent=idempotent)
+                return self._pool.run(call, budget, idempotent=idempotent)
+            except DeadlinePassed:
+                raise errors.ServiceUnavailableError(
+                    f"{what}: timed out (the call's deadline of {budget.total:g} s passed)"
+                ) from None
+            except AnswerTooLarge:
+                raise errors.InternalError(
+                    f"{what}: the metastore's answer is larger than max_response_bytes "
+                    f"({budget.max_bytes} bytes)"
+                ) from None
+            except TProtocolException as exc:
+                raise errors.InternalError(f"{what}: malformed metastore answer ({exc})") from None
             except hive.NoSuchObjectException as exc:
                 raise not_found(f"{what}: {exc.message}") from None
             except hive.AlreadyExistsException as exc:
@@ -285,7 +197,7 @@ class HiveNamespace(StorageTableOperations):
                 raise errors.InvalidInputError(f"{what}: {exc.message}") from None
             except hive.MetaException as exc:
                 raise errors.InternalError(f"{what}: {exc.message}") from None
-            except (_NotSent, TException, OSError, EOFError) as exc:
+            except (NotSent, TException, OSError, EOFError) as exc:
                 raise errors.ServiceUnavailableError(
                     f"{what}: metastore unreachable ({type(exc).__name__}: {exc})"
                 ) from None
