@@ -151,7 +151,7 @@ def _take_page(
     kept: list[_Kept],
 ) -> Any:
     """What ``keep`` takes from a listing page's ``field`` items, added to ``kept``; the
-    page's next token, as sent (None: the last page)."""
+    page's next token as the catalog sent it (for :class:`._paging.PageTrail` to follow)."""
     for item in body.get(field) or ():
         if isinstance(item, dict) and (value := keep(item)) is not None:
             kept.append(value)

@@ -10,6 +10,7 @@ which speaks Glue's JSON protocol and checks every request against botocore's mo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import botocore.retries.standard
 import lance
 import pyarrow as pa
@@ -1109,6 +1111,68 @@ async def test_a_call_ends_at_its_deadline_retries_included(fake: FakeGlue, root
         with anyio.fail_after(8):  # cut calls leave the client usable (GetDatabase is not held)
             described = await ns.describe_namespace({"id": ["db"]})
         assert props(described.properties) == {"owner": "ann"}
+
+
+async def test_an_answer_past_max_response_bytes_is_internal_and_not_retried(
+    fake: FakeGlue, root: Path
+) -> None:
+    """botocore reads an answer whole before parsing it: the backend's session stops
+    reading past ``max_response_bytes`` (an endpoint streaming without end would otherwise
+    sit in memory until the deadline), and the connection is not reused."""
+    fake.add_database("big", parameters={"blob": "x" * 20_000})
+    fake.add_database("small", parameters={"owner": "ann"})
+    properties = fake_properties(fake, root, catalog_id=ACCOUNT, max_response_bytes="8192")
+    async with lna.connect("glue", properties) as ns:
+        fake.clear_calls()
+        with pytest.raises(errors.InternalError) as caught:
+            await ns.list_namespaces()
+        assert "larger than max_response_bytes (8192 bytes)" in str(caught.value)
+        assert fake.actions().count("GetDatabases") == 1
+        with pytest.raises(errors.InternalError, match="max_response_bytes"):
+            await ns.describe_namespace({"id": ["big"]})
+        described = await ns.describe_namespace({"id": ["small"]})
+        assert props(described.properties) == {"owner": "ann"}
+
+
+async def test_an_endless_answer_is_cut_at_max_response_bytes(root: Path) -> None:
+    """Server: not Glue, a socket answering every request 200 with a chunked body that
+    never ends, as fast as it is read."""
+    sent = 0
+
+    async def flood(client: anyio.abc.SocketStream) -> None:
+        nonlocal sent
+        async with client:
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await client.receive()
+                await client.send(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.1\r\n"
+                    b"Transfer-Encoding: chunked\r\n\r\n"
+                )
+                chunk = b"10000\r\n" + b" " * 0x10000 + b"\r\n"
+                while True:
+                    await client.send(chunk)
+                    sent += len(chunk)
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    properties = {
+        "endpoint": f"http://127.0.0.1:{port}",
+        "region": REGION,
+        "root": str(root),
+        "catalog_id": ACCOUNT,
+        "child_catalogs": "false",
+        "access_key_id": "testing",
+        "secret_access_key": "testing",
+        "max_response_bytes": str(1 << 20),
+    }
+    async with listener, anyio.create_task_group() as group:
+        group.start_soon(listener.serve, flood)
+        async with lna.connect("glue", properties) as ns:
+            with anyio.fail_after(20), pytest.raises(errors.InternalError) as caught:
+                await ns.list_namespaces()
+        assert "larger than max_response_bytes (1048576 bytes)" in str(caught.value)
+        assert sent < 16 << 20  # the client stopped reading: the server could not go on
+        group.cancel_scope.cancel()
 
 
 # -- fake Glue: credentials ----------------------------------------------------------------------

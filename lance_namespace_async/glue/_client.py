@@ -16,8 +16,9 @@ connection, logged once at INFO, unless ``child_catalogs`` was set.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -30,14 +31,18 @@ from ._properties import GlueConfig
 
 try:
     import aioboto3
-    from botocore.config import Config as BotocoreConfig
+    from aiobotocore.config import AioConfig
     from botocore.exceptions import BotoCoreError, ClientError
+
+    from ._session import AnswerTooLarge, bounded_session
 except ImportError as _missing:  # pragma: no cover - exercised without the extra only
     raise MissingDependencyError(
         f"impl 'glue' needs: pip install 'lance-namespace-async[glue]' ({_missing})"
     ) from _missing
 
 __all__ = ["GlueClient"]
+
+T = TypeVar("T")
 
 logger = logging.getLogger("lance_namespace_async.glue")
 #: the catalog APIs a Glue-compatible metastore may lack (moto 5 does)
@@ -68,10 +73,16 @@ class GlueClient:
 
     # -- session and credentials (seed 004: Authentication) -------------------------------
 
-    def _botocore_config(self) -> BotocoreConfig:
-        return BotocoreConfig(
+    def _botocore_config(self, attempts: int | None = None) -> AioConfig:
+        """botocore's settings for our clients (AioConfig's ``merge`` would drop the
+        session class, so a variant is made here, not merged)."""
+        return AioConfig(
+            http_session_cls=bounded_session(self.config.max_response_bytes),
             # total_max_attempts counts the first try; botocore's max_attempts would not
-            retries={"total_max_attempts": self.config.max_retries + 1, "mode": "standard"},
+            retries={
+                "total_max_attempts": attempts or self.config.max_retries + 1,
+                "mode": "standard",
+            },
             connect_timeout=self.config.connect_timeout / 1000,
             read_timeout=self.config.read_timeout / 1000,
             max_pool_connections=self.config.max_pool_connections,
@@ -172,10 +183,21 @@ class GlueClient:
     async def _aws(self, call: Any, what: str, **route: Any) -> Any:
         """Await a botocore call within its deadline; its errors become ours (``route``
         types not-found/exists)."""
+        return await self._bounded(self._typed(call, what, route), what)
+
+    async def _bounded(self, call: Awaitable[T], what: str) -> T:
+        """``call`` within the call's deadline and answer size limit."""
         total = chosen_total(self.config.call_timeout / 1000)
         with anyio.move_on_after(total):
-            return await self._typed(call, what, route)
-        raise _timed_out(what, total)
+            try:
+                return await call
+            except AnswerTooLarge as exc:
+                raise errors.InternalError(
+                    f"{what}: {exc}; raise that key if the catalog really sends such answers"
+                ) from None
+        raise errors.ServiceUnavailableError(
+            f"{what}: timed out (the call's deadline of {total:g} s passed)"
+        )
 
     @staticmethod
     async def _typed(call: Any, what: str, route: dict[str, Any]) -> Any:
@@ -191,10 +213,7 @@ class GlueClient:
         timeouts bound each wait, ``call_timeout`` (or the caller's ``timeout=``) the whole
         call, its retries and any credentials it needs first. ``not_found=`` and
         ``exists=`` name the errors its EntityNotFound and AlreadyExists answers become."""
-        total = chosen_total(self.config.call_timeout / 1000)
-        with anyio.move_on_after(total):
-            return await self._call(action, what, **kwargs)
-        raise _timed_out(what, total)
+        return await self._bounded(self._call(action, what, **kwargs), what)
 
     async def _call(self, action: str, what: str, **kwargs: Any) -> dict[str, Any]:
         route: dict[str, Any] = {k: kwargs.pop(k) for k in ("not_found", "exists") if k in kwargs}
@@ -247,13 +266,12 @@ class GlueClient:
             session = await self._session()
             async with self._open_lock:
                 if self._probe_client is None and self._stack is not None:
-                    once = BotocoreConfig(retries={"total_max_attempts": 1, "mode": "standard"})
                     self._probe_client = await self._stack.enter_async_context(
                         session.client(
                             "glue",
                             endpoint_url=self.config.endpoint,
                             region_name=self.config.region,
-                            config=self._botocore_config().merge(once),
+                            config=self._botocore_config(attempts=1),
                         )
                     )
         if self._probe_client is None:
@@ -293,9 +311,3 @@ class GlueClient:
                 action,
             )
         raise NoCatalogApis(f"the Glue endpoint does not support {action}")
-
-
-def _timed_out(what: str, total: float | None) -> errors.ServiceUnavailableError:
-    return errors.ServiceUnavailableError(
-        f"{what}: timed out (the call's deadline of {total:g} s passed)"
-    )

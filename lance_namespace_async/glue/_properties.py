@@ -50,6 +50,11 @@ class GlueConfig(BackendConfig):
         parse=parse_positive_int,
         doc="deadline of one Glue or STS call in ms: credentials, the answer and retries included",
     )
+    max_response_bytes: int = prop(
+        default=64 * 1024 * 1024,
+        parse=parse_positive_int,
+        doc="largest Glue or STS answer read (bytes)",
+    )
     max_pool_connections: int = prop(default=32, parse=parse_positive_int)
     worker_threads: int = prop(default=8, parse=parse_positive_int)
     storage: dict[str, str] = prop(prefix="storage.", secret=True)
