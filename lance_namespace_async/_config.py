@@ -18,7 +18,15 @@ import attrs
 
 from .errors import REDACTED, InvalidInputError
 
-__all__ = ["BackendConfig", "mask_url_userinfo", "parse_bool", "parse_positive_int", "prop"]
+__all__ = [
+    "BackendConfig",
+    "call_timeout_prop",
+    "mask_url_userinfo",
+    "max_response_bytes_prop",
+    "parse_bool",
+    "parse_positive_int",
+    "prop",
+]
 
 _PROP = "lance_namespace_async.prop"
 
@@ -77,6 +85,17 @@ def _secret_repr(value: object) -> str:
 
 def _secret_map_repr(value: Mapping[str, str]) -> str:
     return repr(dict.fromkeys(value, REDACTED))
+
+
+def call_timeout_prop(doc: str) -> Any:
+    """``call_timeout``: the deadline of one catalog call in ms (60000), retries included;
+    a caller's ``timeout=`` replaces it for that call (:func:`._timeout.chosen_total`)."""
+    return prop(default=60000, parse=parse_positive_int, doc=doc)
+
+
+def max_response_bytes_prop(doc: str) -> Any:
+    """``max_response_bytes``: the most of one catalog answer a backend reads (64 MiB)."""
+    return prop(default=64 * 1024 * 1024, parse=parse_positive_int, doc=doc)
 
 
 def prop(

@@ -67,6 +67,8 @@ import orjson
 from . import errors
 from ._config import (
     BackendConfig,
+    call_timeout_prop,
+    max_response_bytes_prop,
     parse_bool,
     parse_non_negative_int,
     parse_positive_int,
@@ -163,15 +165,11 @@ class HttpConfig(BackendConfig):
     scope: str | None = prop(default=None, doc="OAuth2 scope")
     connect_timeout: int = prop(default=10000, parse=parse_positive_int)
     read_timeout: int = prop(default=30000, parse=parse_positive_int)
-    call_timeout: int = prop(
-        default=60000,
-        parse=parse_positive_int,
-        doc="deadline of a whole call in ms: connect, answer and retries included",
+    call_timeout: int = call_timeout_prop(
+        "deadline of a whole call in ms: connect, answer and retries included"
     )
-    max_response_bytes: int = prop(
-        default=64 * 1024 * 1024,
-        parse=parse_positive_int,
-        doc="largest answer read, after decompression (bytes)",
+    max_response_bytes: int = max_response_bytes_prop(
+        "largest answer read, after decompression (bytes)"
     )
     max_retries: int = prop(default=3, parse=parse_non_negative_int)
     retry_backoff_ms: int = prop(default=250, parse=parse_positive_int)

@@ -11,7 +11,15 @@ from __future__ import annotations
 import attrs
 
 from .. import errors
-from .._config import BackendConfig, parse_bool, parse_non_negative_int, parse_positive_int, prop
+from .._config import (
+    BackendConfig,
+    call_timeout_prop,
+    max_response_bytes_prop,
+    parse_bool,
+    parse_non_negative_int,
+    parse_positive_int,
+    prop,
+)
 from .._lance_tables import drop_allowed_locations_prop, storage_root_prop
 
 __all__ = ["GlueConfig"]
@@ -45,16 +53,10 @@ class GlueConfig(BackendConfig):
     max_retries: int = prop(default=3, parse=parse_non_negative_int)
     connect_timeout: int = prop(default=10000, parse=parse_positive_int)
     read_timeout: int = prop(default=30000, parse=parse_positive_int)
-    call_timeout: int = prop(
-        default=60000,
-        parse=parse_positive_int,
-        doc="deadline of one Glue or STS call in ms: credentials, the answer and retries included",
+    call_timeout: int = call_timeout_prop(
+        "deadline of one Glue or STS call in ms: credentials, the answer and retries included"
     )
-    max_response_bytes: int = prop(
-        default=64 * 1024 * 1024,
-        parse=parse_positive_int,
-        doc="largest Glue or STS answer read (bytes)",
-    )
+    max_response_bytes: int = max_response_bytes_prop("largest Glue or STS answer read (bytes)")
     max_pool_connections: int = prop(default=32, parse=parse_positive_int)
     worker_threads: int = prop(default=8, parse=parse_positive_int)
     storage: dict[str, str] = prop(prefix="storage.", secret=True)

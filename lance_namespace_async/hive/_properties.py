@@ -6,7 +6,14 @@ from urllib.parse import urlparse
 
 import attrs
 
-from .._config import BackendConfig, parse_non_negative_int, parse_positive_int, prop
+from .._config import (
+    BackendConfig,
+    call_timeout_prop,
+    max_response_bytes_prop,
+    parse_non_negative_int,
+    parse_positive_int,
+    prop,
+)
 from .._lance_tables import drop_allowed_locations_prop, storage_root_prop
 
 __all__ = ["HiveConfig"]
@@ -32,15 +39,11 @@ class HiveConfig(BackendConfig):
     pool_size: int = prop(default=8, parse=parse_positive_int)
     connect_timeout: int = prop(default=10000, parse=parse_positive_int)
     read_timeout: int = prop(default=30000, parse=parse_positive_int)
-    call_timeout: int = prop(
-        default=60000,
-        parse=parse_positive_int,
-        doc="deadline of one metastore call in ms: connecting, the answer and retries included",
+    call_timeout: int = call_timeout_prop(
+        "deadline of one metastore call in ms: connecting, the answer and retries included"
     )
-    max_response_bytes: int = prop(
-        default=64 * 1024 * 1024,
-        parse=parse_positive_int,
-        doc="largest answer one metastore call reads (bytes)",
+    max_response_bytes: int = max_response_bytes_prop(
+        "largest answer one metastore call reads (bytes)"
     )
     max_retries: int = prop(default=3, parse=parse_non_negative_int)
     storage: dict[str, str] = prop(prefix="storage.", secret=True)
