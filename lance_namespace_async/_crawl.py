@@ -1,10 +1,12 @@
 """``crawl()``: every table below a namespace, concurrently, in bounded memory.
 
 Listing a catalog is a tree walk whose cost is round trips, so the walk runs
-``concurrency`` calls at once. Memory stays flat however large the catalog:
+``concurrency`` calls at once. Memory stays flat however many tables there are:
 listings go page by page, describing the tables of a page is preferred over
 listing the next page, and results leave through a bounded channel, so a slow
-consumer pauses the workers instead of letting results pile up.
+consumer pauses the workers instead of letting results pile up. What does grow is
+the queue of namespaces found but not yet listed: the walk is breadth first, so
+that reaches about the width of the tree's widest levels (a small job per namespace).
 
 Use ``contextlib.aclosing`` when you may stop early, so the workers are
 cancelled in your task::
