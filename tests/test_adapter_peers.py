@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import lance
 import lance_namespace as ln
 import pyarrow as pa
@@ -121,8 +122,9 @@ def served(
     metastore = hive_metastores(name.removeprefix("hive-")) if name.startswith("hive-") else None
     place = tmp_path_factory.mktemp(f"peers-{name}")
     with running(name, place, hive_metastores, iceberg) as settings:
+        backend = lna.connect(settings.impl, settings.properties)  # ours to close
         server = UvicornThread(
-            create_app(lna.connect(settings.impl, settings.properties)),
+            create_app(backend),
             name=f"peers-{name}",
             description=f"our REST adapter over {name}",
         )
@@ -132,6 +134,7 @@ def served(
             yield Served(name, settings, peer, place / "lance-root", iceberg, metastore)
         finally:
             server.stop()
+            anyio.run(backend.aclose)
 
 
 def rows(count: int, start: int = 0) -> pa.Table:

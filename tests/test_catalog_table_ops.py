@@ -317,8 +317,9 @@ async def test_the_adapter_serves_the_table_operations_of_a_catalog(
 
     from lance_namespace_async.server import create_app
 
+    backend = lna.connect(settings.impl, settings.properties)  # ours to close, not the app's
     server = UvicornThread(
-        create_app(lna.connect(settings.impl, settings.properties)),
+        create_app(backend),
         name="ops-adapter",
         description=f"our REST adapter over {settings.impl}",
     )
@@ -339,6 +340,7 @@ async def test_the_adapter_serves_the_table_operations_of_a_catalog(
             await ns.drop_table({"id": table})
     finally:
         server.stop()
+        await backend.aclose()
 
 
 async def test_plans_stats_tags_versions_columns_and_indices_round_trip(

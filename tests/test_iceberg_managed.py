@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import lance
 import lance_namespace
 import pyarrow as pa
@@ -318,8 +319,9 @@ def test_pylance_through_our_rest_adapter_commits_through_the_catalog(
     from lance_namespace_async.server import create_app
 
     properties = iceberg_reference.properties(root=str(tmp_path / "root"), managed_by="impl")
+    backend = lna.connect("iceberg", properties)  # ours to close, not the app's
     server = UvicornThread(
-        create_app(lna.connect("iceberg", properties)),
+        create_app(backend),
         name="managed-adapter",
         description="our REST adapter over the iceberg backend",
     )
@@ -335,6 +337,7 @@ def test_pylance_through_our_rest_adapter_commits_through_the_catalog(
             assert xs(facade, table) == [1, 2]
     finally:
         server.stop()
+        anyio.run(backend.aclose)
     loaded = iceberg_reference.rest_client().load_table((place, "served"))
     assert loaded.metadata.current_snapshot_id == appended.version == 2
 

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import lance
 import pytest
 from conftest import stop_spark
@@ -137,12 +138,14 @@ class Adapter:
 
 @contextlib.contextmanager
 def adapter_over(impl: str, properties: dict[str, str], name: str) -> Iterator[Adapter]:
-    log = RequestLog(create_app(lna.connect(impl, properties)))
+    backend = lna.connect(impl, properties)  # ours to close: create_app leaves it open
+    log = RequestLog(create_app(backend))
     server = UvicornThread(log, name=name, description=f"our REST adapter over {impl}")
     try:
         yield Adapter(server.start(), log, properties, impl)
     finally:
         server.stop()
+        anyio.run(backend.aclose)  # the hive backend's metastore connections
 
 
 # -- a Spark SQL session with lance-spark, in its own JVM -------------------------------------
