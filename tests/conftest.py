@@ -6,11 +6,13 @@ import contextlib
 import gc
 import logging
 import os
+import time
 import warnings
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pyarrow as pa
 import pytest
 from hive_metastore import Metastore, MetastoreError, hive_metastore
@@ -18,6 +20,7 @@ from iceberg_real_server import ReferenceIcebergServer, reference_iceberg
 
 import lance_namespace_async as lna
 from jvm import need
+from lance_namespace_async import errors
 from lance_namespace_async.directory import DirectoryNamespace
 
 
@@ -70,6 +73,17 @@ def disk_state(root: Path) -> dict[str, int]:
             path = os.path.join(directory, name)
             state[os.path.relpath(path, root)] = os.path.getsize(path)
     return state
+
+
+async def timed_out_within(seconds: float, call: Awaitable[Any]) -> errors.LanceNamespaceError:
+    """``call`` ends with the deadline's ServiceUnavailableError (17) in under ``seconds``
+    (a guard of three times that stops a hang); the error, for its message."""
+    started = time.monotonic()
+    with anyio.fail_after(3 * seconds), pytest.raises(errors.ServiceUnavailableError) as caught:
+        await call
+    assert time.monotonic() - started < seconds
+    assert "timed out" in str(caught.value)
+    return caught.value
 
 
 def sample_table(rows: int = 3) -> pa.Table:
