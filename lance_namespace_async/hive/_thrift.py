@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import queue
-import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -75,6 +74,14 @@ class AnswerTooLarge(Exception):
 
 class NotSent(Exception):
     """Opening a connection failed: the request never reached the metastore."""
+
+
+def _refused_length(exc: TTransport.TTransportException) -> Exception:
+    """What a length prefix the protocol refused means: too large, or malformed."""
+    if exc.type == TTransport.TTransportException.SIZE_LIMIT:
+        return AnswerTooLarge()
+    malformed: Exception = TProtocolException(TProtocolException.INVALID_DATA, str(exc))
+    return malformed
 
 
 class _BudgetedSocket(TSocket.TSocket):  # type: ignore[misc]
@@ -162,7 +169,6 @@ class Pool:
     def __init__(self, config: HiveConfig) -> None:
         self.config = config
         self.idle: queue.LifoQueue[_Connection] = queue.LifoQueue()
-        self.lock = threading.Lock()
         self.closed = False
 
     def run(self, call: Callable[[Any], T], budget: CallBudget, *, idempotent: bool) -> T:
@@ -179,20 +185,11 @@ class Pool:
                 continue
             try:
                 result = call(connection.client)
-            except TTransport.TTransportException as exc:
-                if exc.type in _MALFORMED:  # the protocol refused a length it read
-                    connection.close()
-                    if exc.type == TTransport.TTransportException.SIZE_LIMIT:
-                        raise AnswerTooLarge from None
-                    raise TProtocolException(TProtocolException.INVALID_DATA, str(exc)) from None
-                connection.close()  # broken: never back to the pool, and the idle
-                self._drain()  # ones likely broke with it (a metastore restart)
-                if not idempotent or attempt + 1 >= attempts:
-                    raise
-                continue
-            except (OSError, EOFError):
-                connection.close()  # broken: never back to the pool, and the idle
-                self._drain()  # ones likely broke with it (a metastore restart)
+            except (TTransport.TTransportException, OSError, EOFError) as exc:
+                connection.close()  # never back to the pool
+                if isinstance(exc, TTransport.TTransportException) and exc.type in _MALFORMED:
+                    raise _refused_length(exc) from None  # an answer, not a broken link
+                self._drain()  # the idle ones likely broke with it (a metastore restart)
                 if not idempotent or attempt + 1 >= attempts:
                     raise
                 continue
