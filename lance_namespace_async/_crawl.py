@@ -123,6 +123,22 @@ class _Walk:
         self.push(functools.partial(self.list_namespaces, root, None, True), urgent=False)
         self.push(functools.partial(self.list_tables, root, None, True), urgent=False)
 
+    def next_page(
+        self,
+        listing: Callable[..., Awaitable[None]],
+        what: str,
+        where: Identifier,
+        response: Any,
+        is_root: bool,
+        trail: PageTrail | None,
+    ) -> None:
+        """Queue the listing's next page, if the answer names one it has not given yet."""
+        next_token = token_of(response.page_token)
+        if next_token:
+            trail = trail or PageTrail(f"{what} {list(where)}")
+            trail.follow(next_token)
+            self.push(functools.partial(listing, where, next_token, is_root, trail), urgent=False)
+
     async def list_namespaces(
         self, parent: Identifier, token: str | None, is_root: bool, trail: PageTrail | None = None
     ) -> None:
@@ -143,14 +159,7 @@ class _Walk:
             child: Identifier = (*parent, name)
             self.push(functools.partial(self.list_namespaces, child, None, False), urgent=False)
             self.push(functools.partial(self.list_tables, child, None, False), urgent=False)
-        next_token = token_of(response.page_token)
-        if next_token:
-            trail = trail or PageTrail(f"ListNamespaces {list(parent)}")
-            trail.follow(next_token)
-            self.push(
-                functools.partial(self.list_namespaces, parent, next_token, is_root, trail),
-                urgent=False,
-            )
+        self.next_page(self.list_namespaces, "ListNamespaces", parent, response, is_root, trail)
 
     async def list_tables(
         self,
@@ -172,14 +181,7 @@ class _Walk:
             if is_root:
                 raise
             return
-        next_token = token_of(response.page_token)
-        if next_token:
-            trail = trail or PageTrail(f"ListTables {list(namespace)}")
-            trail.follow(next_token)
-            self.push(
-                functools.partial(self.list_tables, namespace, next_token, is_root, trail),
-                urgent=False,
-            )
+        self.next_page(self.list_tables, "ListTables", namespace, response, is_root, trail)
         for name in response.tables:
             table: Identifier = (*namespace, name)
             if self.describe:
