@@ -10,6 +10,7 @@ read raises, so botocore retries them as before.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import aiohttp
@@ -26,9 +27,10 @@ class AnswerTooLarge(Exception):
         super().__init__(f"the answer is larger than max_response_bytes ({limit} bytes)")
 
 
+@functools.cache
 def bounded_session(limit: int) -> type[AIOHTTPSession]:
     """aiobotocore's session class (``AioConfig(http_session_cls=...)``) reading at most
-    ``limit`` bytes of each answer."""
+    ``limit`` bytes of each answer; one class per limit, not one per client made."""
 
     class BoundedSession(AIOHTTPSession):  # type: ignore[misc]
         async def send(self, request: Any) -> Any:
