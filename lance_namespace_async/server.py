@@ -58,7 +58,7 @@ import logging
 import math
 import re
 import traceback
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 from urllib.parse import quote, unquote
@@ -69,6 +69,7 @@ from . import errors
 from ._arrow_data import ArrowData
 from ._identifiers import DEFAULT_DELIMITER, parse_identifier
 from ._operations import OPERATIONS, Operation
+from ._server_origin import OriginPolicy
 from ._vended_credentials import capture_vended
 
 try:
@@ -442,8 +443,10 @@ class _Adapter:
         max_body_bytes: int,
         expose_storage_options: bool,
         expose_vended_credentials: bool = False,
+        origins: OriginPolicy | None = None,
     ) -> None:
         self.namespace = namespace
+        self.origins = origins or OriginPolicy()
         self.token = token
         self.max_body_bytes = max_body_bytes
         self.expose_storage_options = expose_storage_options
@@ -465,7 +468,9 @@ class _Adapter:
     async def _respond(self, request: Request, path: str) -> Response:
         route: Route | None = None
         try:
-            self._authenticate(request.headers)
+            headers = request.headers
+            self.origins.check(headers.get("origin"), headers.get("host"))
+            self._authenticate(headers)
             route, path_values = self._route(request.method, path)
             result = await self._call(route, path_values, request)
         except ClientDisconnect:
@@ -654,9 +659,11 @@ class _Adapter:
             if declared_type not in (media_type, "application/octet-stream"):
                 raise errors.InvalidInputError(f"the request body must be {media_type}")
             return raw
-        if raw and content_type is not None and not _is_json_media_type(content_type):
-            # also keeps browsers' CORS-free "simple" form posts out
-            raise errors.InvalidInputError("the request body must be application/json")
+        if raw and (content_type is None or not _is_json_media_type(content_type)):
+            # also keeps browsers' CORS-free "simple" posts (form types or none) out
+            raise errors.InvalidInputError(
+                "the request body must be application/json (say so in Content-Type)"
+            )
         return raw
 
     def _too_large(self) -> _PayloadTooLargeError:
@@ -670,6 +677,8 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     expose_storage_options: bool = False,
     expose_vended_credentials: bool = False,
+    allowed_origins: Iterable[str] = (),
+    allowed_hosts: Iterable[str] | None = None,
 ) -> Starlette:
     """The ASGI application serving ``namespace`` as a Lance REST Namespace.
 
@@ -689,6 +698,11 @@ def create_app(
     ``vend_credentials``; see ``_vended_credentials``): short-lived and scoped by the
     catalog, but scoped to this server's identity, not the client's. Opt in only when
     every client may act on storage as the server does for the tables it can describe.
+
+    Requests from web pages (an ``Origin`` header) are refused unless their origin
+    is in ``allowed_origins``; given ``allowed_hosts``, so are requests naming
+    another host (DNS rebinding): see ``_server_origin``. :func:`serve` always
+    checks host names.
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
         raise errors.InvalidInputError("max_body_bytes must be an integer")
@@ -704,6 +718,7 @@ def create_app(
         max_body_bytes,
         expose_storage_options,
         expose_vended_credentials,
+        OriginPolicy(allowed_origins, allowed_hosts),
     )
     app = _AdapterApp(adapter)
     app.state.namespace = namespace
@@ -744,6 +759,15 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _is_host_name(host: str) -> bool:
+    """Whether ``host`` (the bind address) is a name clients may use in ``Host``."""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return host != ""
+    return False
+
+
 def serve(
     namespace_or_impl: AsyncLanceNamespace | str,
     properties: Mapping[str, str] | None = None,
@@ -755,6 +779,8 @@ def serve(
     limits: ServerLimits | None = None,
     expose_storage_options: bool = False,
     expose_vended_credentials: bool = False,
+    allowed_origins: Iterable[str] = (),
+    allowed_hosts: Iterable[str] = (),
     log_level: str = "info",
 ) -> None:
     """Run the adapter with uvicorn until interrupted (blocking).
@@ -765,7 +791,10 @@ def serve(
     so binding elsewhere without a token logs a warning. ``limits`` bound what
     any client, with a token or without, can make the server hold
     (:class:`ServerLimits`; the defaults when None); ``expose_storage_options``
-    and ``expose_vended_credentials`` are :func:`create_app`'s.
+    and ``expose_vended_credentials`` are :func:`create_app`'s, as is
+    ``allowed_origins``. Requests must name this server by an IP address,
+    ``localhost``, ``host`` (when it is a name) or one of ``allowed_hosts`` (``*``:
+    any), so a web page cannot reach it through DNS rebinding.
     """
     from ._base import AsyncLanceNamespace
     from ._registry import connect
@@ -788,6 +817,8 @@ def serve(
         max_body_bytes=max_body_bytes,
         expose_storage_options=expose_storage_options,
         expose_vended_credentials=expose_vended_credentials,
+        allowed_origins=allowed_origins,
+        allowed_hosts=[*allowed_hosts, *([host] if _is_host_name(host) else [])],
     )
     if auth_token is None and not _is_loopback(host):
         logger.warning("serving on %s without authentication: anyone can reach it", host)

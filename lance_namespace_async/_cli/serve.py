@@ -28,6 +28,15 @@ from .common import (
 def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
     """Register ``serve`` with the parser's ``command`` factory."""
     serve = command("serve", "serve a namespace backend as a Lance REST Namespace", output=False)
+    serve.epilog = (
+        "Without --auth-token-env the server answers every request that reaches it: on the "
+        "default loopback address that is every program of this machine's users, but no web "
+        "page (requests with an Origin header are refused unless --allow-origin names it, "
+        "and requests naming a host other than an IP address, localhost or --host are "
+        "refused unless --allow-host names it, so DNS rebinding cannot reach it). JSON bodies "
+        "must say Content-Type: application/json and Arrow bodies "
+        "application/vnd.apache.arrow.stream. Anywhere else than loopback, set a token."
+    )
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default: loopback)")
     serve.add_argument("--port", type=_port, default=2333, help="TCP port (default: 2333)")
     serve.add_argument(
@@ -53,6 +62,22 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         help="answer DescribeTable with the short-lived credentials the backend's catalog "
         "vended for that table (its vend_credentials), and nothing of storage.* "
         "(default: never)",
+    )
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="answer requests a web page at ORIGIN (scheme://host[:port]) sends; "
+        "repeatable (default: none; every request with an Origin header is refused)",
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="answer requests that name this server NAME in their Host header; repeatable, "
+        "'*' for any (default: IP addresses, localhost and --host only)",
     )
     limits = serve.add_argument_group(
         "connection limits", "what any client, with a token or not, can make the server hold"
@@ -137,7 +162,13 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
         parser.error(str(exc))
     _check_port_free(args.host, args.port)
     namespace = _connect(args, connection, scrub)
-    server.create_app(namespace, auth_token=token)  # validate before announcing
+    # validate before announcing
+    server.create_app(
+        namespace,
+        auth_token=token,
+        allowed_origins=args.allow_origin,
+        allowed_hosts=args.allow_host,
+    )
     # uvicorn re-raises SIGTERM once it has shut down; make that a clean exit
     # that still closes the backend instead of death by signal
     signal.signal(signal.SIGTERM, _interrupt)
@@ -153,6 +184,8 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
             limits=limits,
             expose_storage_options=args.expose_storage_options,
             expose_vended_credentials=args.expose_vended_credentials,
+            allowed_origins=args.allow_origin,
+            allowed_hosts=args.allow_host,
             log_level=args.log_level,
         )
     except KeyboardInterrupt:
