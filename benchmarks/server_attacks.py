@@ -27,6 +27,13 @@ The attacks (issue 14):
   one request;
 * ``connections``: 3,000 connections opened and held (beyond the default cap).
 
+And the data-plane attacks of issue 27 (``_data_attacks``: hostile Arrow bodies, expressions
+and query or index parameters, one request each, on a 20,000-row vector table ``ns$v``).
+The server runs under ``prlimit --as`` (``--as-limit-gib``, 8) so that an attack that exhausts
+memory fails there, not on the machine; one that kills the server is reported by its answers
+(none) and the normal client's errors, and the next attack gets a new server. ``--source
+DIR`` serves the package of another checkout, for before/after tables in one run.
+
 Everything listens on 127.0.0.1 only; every loop is bounded by ``--seconds``.
 """
 
@@ -49,6 +56,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from _data_attacks import data_attacks, make_data_tables
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "server_attacks.md"
 LOOPBACK = "127.0.0.1"
@@ -63,14 +72,22 @@ def free_port() -> int:
 
 
 def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+    """The process's RSS; NaN once an attack has killed it."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return float("nan")
+    for line in status.splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
 
 def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
@@ -300,6 +317,7 @@ ATTACKS: dict[str, Callable[[int, float], Awaitable[Attack]]] = {
     "idle": idle,
     "connections": connections,
 }
+ATTACKS.update(data_attacks(hold, Attack))
 
 
 # -- the server ----------------------------------------------------------------------------------
@@ -316,10 +334,18 @@ def make_catalog(root: Path) -> None:
     location = ns.declare_table({"id": ["ns", "t"]}).location
     lance.write_dataset(pa.table({"x": [1, 2, 3]}), location)
     ns.close()
+    make_data_tables(root)
 
 
 class Server:
-    def __init__(self, root: Path, extra: list[str], kind: str = "ours") -> None:
+    def __init__(
+        self,
+        root: Path,
+        extra: list[str],
+        kind: str = "ours",
+        source: Path | None = None,
+        as_limit_gib: float | None = None,
+    ) -> None:
         if kind == "pylance":
             # any REST server can be attacked: pylance's Rust RestAdapter, for comparison
             self.process = subprocess.Popen(
@@ -336,10 +362,17 @@ class Server:
             self.port = int(line[1])
             return
         self.port = free_port()
-        script = Path(sys.executable).parent / "lance-ns"
+        # --source: the package of another checkout (the tree before a fix) serves instead;
+        # --as-limit: its address space is capped, so an attack cannot take the machine
+        cap = int((as_limit_gib or 0) * 2**30)  # prlimit takes bytes (no K/M/G suffixes)
+        limit = ["prlimit", f"--as={cap}", "--"] if cap else []
+        env = {**os.environ, "PYTHONPATH": str(source)} if source else None
         self.process = subprocess.Popen(
             [
-                str(script),
+                *limit,
+                sys.executable,
+                "-m",
+                "lance_namespace_async._cli",
                 "serve",
                 "--impl",
                 "dir",
@@ -353,6 +386,8 @@ class Server:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=source,
         )
         deadline = time.monotonic() + 30
         while True:
@@ -504,13 +539,19 @@ async def main_async(args: argparse.Namespace) -> None:
     try:
         make_catalog(work / "root")
         rows: list[Row] = []
-        server = Server(work / "root", args.serve_arg, args.server)
+
+        def start() -> Server:
+            return Server(
+                work / "root", args.serve_arg, args.server, args.source, args.as_limit_gib
+            )
+
+        server = start()
         try:
             rows.append(await baseline(server, 3.0))
             for name in names:
                 print(f"[{datetime.datetime.now():%H:%M:%S}] {name} ...", flush=True)
                 if server.process.poll() is not None:
-                    server = Server(work / "root", args.serve_arg, args.server)
+                    server = start()
                 rows.append(await run_attack(name, server, args.seconds))
         finally:
             server.stop()
@@ -533,6 +574,15 @@ def main() -> None:
         choices=["ours", "pylance"],
         default="ours",
         help="lance-ns serve (default) or pylance's RestAdapter, over the same catalog",
+    )
+    parser.add_argument(
+        "--source", type=Path, help="serve the package of this checkout (e.g. the tree before)"
+    )
+    parser.add_argument(
+        "--as-limit-gib",
+        type=float,
+        default=8.0,
+        help="the server's address-space cap in GiB (prlimit --as; default 8, 0: none)",
     )
     parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--probe", type=int, help=argparse.SUPPRESS)

@@ -69,6 +69,7 @@ __all__ = [
     "place_of",
     "storage_failure",
     "storage_root_prop",
+    "table_storage_options_prop",
     "translate",
 ]
 
@@ -184,6 +185,27 @@ def drop_allowed_locations_prop() -> Any:
     """The ``drop_allowed_locations`` property: prefixes outside the storage root whose
     tables DropTable may delete too (:func:`parse_locations`)."""
     return prop(default=(), parse=parse_locations, doc=DROP_ALLOWED_LOCATIONS_DOC)
+
+
+TABLE_STORAGE_OPTIONS_DOC = (
+    "storage-option keys a table may set for this backend's own storage work, through its "
+    "catalog properties or CreateTable's storage_options: '*' any (the default: the spec "
+    "reads a table's properties as its storage options), or a comma-separated list ('' "
+    "none; lance-ns serve sets that unless --allow-storage-option names keys)"
+)
+
+
+def table_storage_options_prop() -> Any:
+    """The ``table_storage_options`` property (:func:`parse_option_keys`): which storage
+    options a table's catalog properties, or a request creating it, may set."""
+    return prop(default=None, parse=parse_option_keys, doc=TABLE_STORAGE_OPTIONS_DOC)
+
+
+def parse_option_keys(value: str) -> frozenset[str] | None:
+    """``*`` (any key: None) or a comma-separated list of storage-option keys."""
+    if value.strip() == "*":
+        return None
+    return frozenset(part.strip() for part in value.split(",") if part.strip())
 
 
 def parse_locations(value: str) -> tuple[str, ...]:
@@ -518,13 +540,16 @@ class LanceTables:
         drop_allowed: Iterable[str] = (),
         protected: Iterable[str] = (),
         sealed: Iterable[str] = (),
+        table_option_keys: frozenset[str] | None = None,
     ) -> None:
         """``storage_root``: where tables may be deleted (None: only at their default
         location); ``drop_allowed``: further prefixes where they may; ``protected``:
         places never deleted themselves, nor anything above them (the storage root is
         one); ``sealed``: places nothing inside of which is deleted or registered (the
-        directory manifest)."""
+        directory manifest); ``table_option_keys``: the storage options a table's own
+        properties may set (None: any), see :meth:`options_for`."""
         self.limiter = anyio.CapacityLimiter(threads)
+        self.table_option_keys = table_option_keys
         self.storage_options = dict(storage_options or {}) or None
         self.storage_root = _place_or_none(storage_root)
         self._allowed = [p for p in map(_place_or_none, drop_allowed) if p is not None]
@@ -537,10 +562,39 @@ class LanceTables:
         self, properties: Mapping[str, Any], exclude: frozenset[str] = frozenset({TABLE_TYPE})
     ) -> dict[str, str]:
         """A table's storage options: its properties (less catalog markers) over the
-        configured ``storage.*`` options."""
+        configured ``storage.*`` options.
+
+        Only the keys ``table_storage_options`` allows come from the properties: anyone
+        who can register a table writes them, and a served backend must not let a
+        request point its storage traffic, signed with its own credentials, at another
+        endpoint (``aws_endpoint``) or swap those credentials. The others are left out.
+        """
         options = dict(self.storage_options or {})
-        options.update({str(k): str(v) for k, v in properties.items() if k not in exclude})
+        allowed = self.table_option_keys
+        options.update(
+            {
+                str(k): str(v)
+                for k, v in properties.items()
+                if k not in exclude and (allowed is None or k in allowed)
+            }
+        )
         return options
+
+    def refuse_request_options(self, requested: Mapping[str, Any] | None) -> None:
+        """Refuse (InvalidInput) storage options a request names that
+        ``table_storage_options`` does not allow, before anything is written."""
+        allowed = self.table_option_keys
+        if allowed is None or not requested:
+            return
+        refused = sorted(str(key) for key in requested if key not in allowed)
+        if refused:
+            shown = ", ".join(repr(key[:64]) for key in refused[:5])
+            raise errors.InvalidInputError(
+                f"storage options {shown} may not be set by a request: the server's "
+                "operator allows "
+                + (", ".join(sorted(allowed)) if allowed else "none")
+                + " (table_storage_options, lance-ns serve --allow-storage-option)"
+            )
 
     async def complete(
         self,

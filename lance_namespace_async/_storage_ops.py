@@ -244,6 +244,7 @@ class StorageTableOperations(AsyncLanceNamespace):
 
         body: dict[str, Any] = json_data(request)
         mode = parse_mode(body.get("mode"), CREATE_MODES, default="Create")
+        self.tables.refuse_request_options(body.get("storage_options"))
         table_id = body.get("id")
         if not isinstance(table_id, list) or not table_id:
             raise errors.InvalidInputError("CreateTable needs a table id")

@@ -781,6 +781,7 @@ def serve(
     expose_vended_credentials: bool = False,
     allowed_origins: Iterable[str] = (),
     allowed_hosts: Iterable[str] = (),
+    allowed_storage_options: Iterable[str] = (),
     log_level: str = "info",
 ) -> None:
     """Run the adapter with uvicorn until interrupted (blocking).
@@ -794,10 +795,13 @@ def serve(
     and ``expose_vended_credentials`` are :func:`create_app`'s, as is
     ``allowed_origins``. Requests must name this server by an IP address,
     ``localhost``, ``host`` (when it is a name) or one of ``allowed_hosts`` (``*``:
-    any), so a web page cannot reach it through DNS rebinding.
+    any), so a web page cannot reach it through DNS rebinding. Given an impl name, the
+    backend is built with the server's defaults (``_serving``): only the storage options
+    in ``allowed_storage_options`` may come from a table's properties or a request.
     """
     from ._base import AsyncLanceNamespace
     from ._registry import connect
+    from ._serving import served_properties
 
     if limits is None:
         limits = ServerLimits()
@@ -810,7 +814,10 @@ def serve(
             )
         namespace, owned = namespace_or_impl, False
     else:
-        namespace, owned = connect(namespace_or_impl, properties or {}), True
+        served = served_properties(
+            namespace_or_impl, properties or {}, allowed_storage_options=allowed_storage_options
+        )
+        namespace, owned = connect(namespace_or_impl, served), True
     app = create_app(
         namespace,
         auth_token=auth_token,

@@ -53,6 +53,7 @@ from ._lance_tables import (
     is_lance_table,
     lance_parameters,
     storage_root_prop,
+    table_storage_options_prop,
 )
 from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
 from ._paging import PageTrail, page_of
@@ -115,6 +116,7 @@ class UnityConfig(HttpConfig):
         "(unset: only at a table's default location)",
     )
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
+    table_storage_options: frozenset[str] | None = table_storage_options_prop()
     worker_threads: int = prop(default=8, parse=parse_positive_int)
     vend_credentials: bool = prop(default=False, parse=parse_bool, doc=VENDING_DOC)
     storage: dict[str, str] = prop(prefix="storage.", secret=True)
@@ -261,6 +263,7 @@ class UnityNamespace(StorageTableOperations):
             storage_options=config.storage,
             storage_root=config.root if "root" in config.properties else None,
             drop_allowed=config.drop_allowed_locations,
+            table_option_keys=config.table_storage_options,
         )
         self.vended = VendedCredentialCache()
 

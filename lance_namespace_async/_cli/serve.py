@@ -9,7 +9,10 @@ import sys
 from collections.abc import Callable
 from types import FrameType
 
+import attrs
+
 from .. import errors
+from .._profiles import Connection
 from .common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -62,6 +65,15 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         help="answer DescribeTable with the short-lived credentials the backend's catalog "
         "vended for that table (its vend_credentials), and nothing of storage.* "
         "(default: never)",
+    )
+    serve.add_argument(
+        "--allow-storage-option",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="a storage option a table's catalog properties or CreateTable's storage_options "
+        "may set for the server's own storage work (e.g. region); repeatable (default: none, "
+        "so no request can point the server's credentials at another endpoint)",
     )
     serve.add_argument(
         "--allow-origin",
@@ -161,6 +173,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
     except errors.InvalidInputError as exc:
         parser.error(str(exc))
     _check_port_free(args.host, args.port)
+    connection = _served_connection(connection, args)
     namespace = _connect(args, connection, scrub)
     # validate before announcing
     server.create_app(
@@ -204,6 +217,18 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
     finally:
         _close(namespace)
     return EXIT_OK
+
+
+def _served_connection(connection: Connection, args: argparse.Namespace) -> Connection:
+    """The connection with what serving changes in the backend's properties (``_serving``)."""
+    from .._serving import served_properties
+
+    properties = served_properties(
+        connection.impl,
+        connection.properties,
+        allowed_storage_options=args.allow_storage_option,
+    )
+    return attrs.evolve(connection, properties=properties)
 
 
 def _check_port_free(host: str, port: int) -> None:

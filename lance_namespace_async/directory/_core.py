@@ -67,6 +67,7 @@ class DirectoryCore(AsyncLanceNamespace):
             storage_options=config.storage,
             storage_root=self.root,
             drop_allowed=config.drop_allowed_locations,
+            table_option_keys=config.table_storage_options,
             sealed=(self.manifest.uri,),
         )
         self._inner: Any = None

@@ -35,6 +35,8 @@ async def _call_pylance(
     from .._base import json_data
 
     body: dict[str, Any] = json_data(request)
+    if isinstance(body.get("storage_options"), dict):  # CreateTable's, on pylance's write
+        namespace.tables.refuse_request_options(body["storage_options"])
     table = None
     if "id" in operation.path_params and operation.path.startswith("/v1/table/"):
         table = namespace._table_id(body.get("id"))

@@ -92,6 +92,7 @@ class GlueNamespace(StorageTableOperations):
             storage_options=config.storage,
             storage_root=config.root,
             drop_allowed=config.drop_allowed_locations,
+            table_option_keys=config.table_storage_options,
         )
         self._glue = GlueClient(config)
         self._catalogs = CatalogTree(self._glue)

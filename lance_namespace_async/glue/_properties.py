@@ -20,7 +20,11 @@ from .._config import (
     parse_positive_int,
     prop,
 )
-from .._lance_tables import drop_allowed_locations_prop, storage_root_prop
+from .._lance_tables import (
+    drop_allowed_locations_prop,
+    storage_root_prop,
+    table_storage_options_prop,
+)
 
 __all__ = ["GlueConfig"]
 
@@ -44,6 +48,7 @@ class GlueConfig(BackendConfig):
     assume_role_timeout_sec: int = prop(default=3600, parse=parse_positive_int)
     root: str | None = storage_root_prop()
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
+    table_storage_options: frozenset[str] | None = table_storage_options_prop()
     child_catalogs: bool | None = prop(
         default=None,
         parse=parse_bool,

@@ -149,6 +149,7 @@ class HiveNamespace(StorageTableOperations):
             storage_options=config.storage,
             storage_root=config.root,
             drop_allowed=config.drop_allowed_locations,
+            table_option_keys=config.table_storage_options,
         )
         self._pool = Pool(config)
 

@@ -124,6 +124,7 @@ class IcebergNamespace(ManagedIcebergVersions):
             storage_options=config.storage,
             storage_root=config.root,
             drop_allowed=config.drop_allowed_locations,
+            table_option_keys=config.table_storage_options,
         )
 
     @classmethod
