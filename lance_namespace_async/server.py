@@ -707,6 +707,9 @@ def create_app(
     )
     app = _AdapterApp(adapter)
     app.state.namespace = namespace
+    from ._containment import warn_if_unconfined
+
+    warn_if_unconfined(namespace)  # a client must not reach storage outside its root
     return app
 
 
@@ -759,7 +762,8 @@ def serve(
 ) -> None:
     """Run the adapter with uvicorn until interrupted (blocking).
 
-    Given an impl name, the backend is built from ``properties`` and closed on
+    Given an impl name, the backend is built from ``properties`` with
+    ``confine_storage=true`` (unless they set it: see ``_containment``) and closed on
     shutdown; a namespace instance stays the caller's to close. The default host
     is the loopback interface: exposing a catalog to the network is a decision,
     so binding elsewhere without a token logs a warning. ``limits`` bound what
@@ -768,6 +772,7 @@ def serve(
     and ``expose_vended_credentials`` are :func:`create_app`'s.
     """
     from ._base import AsyncLanceNamespace
+    from ._containment import served_properties
     from ._registry import connect
 
     if limits is None:
@@ -781,7 +786,8 @@ def serve(
             )
         namespace, owned = namespace_or_impl, False
     else:
-        namespace, owned = connect(namespace_or_impl, properties or {}), True
+        served = served_properties(namespace_or_impl, properties or {})
+        namespace, owned = connect(namespace_or_impl, served), True
     app = create_app(
         namespace,
         auth_token=auth_token,

@@ -9,7 +9,10 @@ import sys
 from collections.abc import Callable
 from types import FrameType
 
+import attrs
+
 from .. import errors
+from .._profiles import Connection
 from .common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -53,6 +56,17 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         help="answer DescribeTable with the short-lived credentials the backend's catalog "
         "vended for that table (its vend_credentials), and nothing of storage.* "
         "(default: never)",
+    )
+    serve.add_argument(
+        "--allow-location",
+        action="append",
+        default=[],
+        metavar="PREFIX",
+        help="a location prefix (absolute path or URI) outside the storage root whose tables "
+        "clients may still use (repeatable; added to allowed_locations). The server's "
+        "backend runs with confine_storage=true: every operation on a table stored "
+        "elsewhere, and RegisterTable/DeclareTable there, is refused with 403 "
+        "(--prop confine_storage=false turns that off, with a warning)",
     )
     limits = serve.add_argument_group(
         "connection limits", "what any client, with a token or not, can make the server hold"
@@ -127,6 +141,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
     if args.max_body_bytes < 1:
         parser.error("--max-body-bytes must be >= 1")
     connection = _connection(parser, args)
+    connection = _confined(connection, args.allow_location)
     scrub.add(connection.secret_values())
     from .. import server
 
@@ -171,6 +186,14 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
     finally:
         _close(namespace)
     return EXIT_OK
+
+
+def _confined(connection: Connection, allow: list[str]) -> Connection:
+    """The connection with its backend's storage confined (``_containment``)."""
+    from .._containment import served_properties
+
+    served = served_properties(connection.impl, connection.properties, allow)
+    return attrs.evolve(connection, properties=served)
 
 
 def _check_port_free(host: str, port: int) -> None:

@@ -39,6 +39,7 @@ async def _call_pylance(
     if "id" in operation.path_params and operation.path.startswith("/v1/table/"):
         table = namespace._table_id(body.get("id"))
         body["id"] = list(table)
+        await namespace._confine_table(table, operation.operation_id)
     query = body.get("query") if operation.operation_id == "ExplainTableQueryPlan" else body
     if (
         operation.operation_id in _QUERIES

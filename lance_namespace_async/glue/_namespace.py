@@ -92,6 +92,9 @@ class GlueNamespace(StorageTableOperations):
             storage_options=config.storage,
             storage_root=config.root,
             drop_allowed=config.drop_allowed_locations,
+            confined=config.confine_storage,
+            confine_root=self.root,
+            allowed_locations=config.allowed_locations,
         )
         self._glue = GlueClient(config)
         self._catalogs = CatalogTree(self._glue)

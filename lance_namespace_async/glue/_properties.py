@@ -20,7 +20,12 @@ from .._config import (
     parse_positive_int,
     prop,
 )
-from .._lance_tables import drop_allowed_locations_prop, storage_root_prop
+from .._lance_tables import (
+    allowed_locations_prop,
+    confine_storage_prop,
+    drop_allowed_locations_prop,
+    storage_root_prop,
+)
 
 __all__ = ["GlueConfig"]
 
@@ -44,6 +49,8 @@ class GlueConfig(BackendConfig):
     assume_role_timeout_sec: int = prop(default=3600, parse=parse_positive_int)
     root: str | None = storage_root_prop()
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
+    confine_storage: bool = confine_storage_prop()
+    allowed_locations: tuple[str, ...] = allowed_locations_prop()
     child_catalogs: bool | None = prop(
         default=None,
         parse=parse_bool,

@@ -149,6 +149,8 @@ class HiveNamespace(StorageTableOperations):
             storage_options=config.storage,
             storage_root=config.root,
             drop_allowed=config.drop_allowed_locations,
+            confined=config.confine_storage,
+            allowed_locations=config.allowed_locations,
         )
         self._pool = Pool(config)
 

@@ -14,7 +14,12 @@ from .._config import (
     parse_positive_int,
     prop,
 )
-from .._lance_tables import drop_allowed_locations_prop, storage_root_prop
+from .._lance_tables import (
+    allowed_locations_prop,
+    confine_storage_prop,
+    drop_allowed_locations_prop,
+    storage_root_prop,
+)
 
 __all__ = ["HiveConfig"]
 
@@ -36,6 +41,8 @@ class HiveConfig(BackendConfig):
         "the database's location, and only a table's default location is deleted)",
     )
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
+    confine_storage: bool = confine_storage_prop()
+    allowed_locations: tuple[str, ...] = allowed_locations_prop()
     pool_size: int = prop(default=8, parse=parse_positive_int)
     connect_timeout: int = prop(default=10000, parse=parse_positive_int)
     read_timeout: int = prop(default=30000, parse=parse_positive_int)

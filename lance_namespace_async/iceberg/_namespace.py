@@ -124,6 +124,9 @@ class IcebergNamespace(ManagedIcebergVersions):
             storage_options=config.storage,
             storage_root=config.root,
             drop_allowed=config.drop_allowed_locations,
+            confined=config.confine_storage,
+            confine_root=self.root,
+            allowed_locations=config.allowed_locations,
         )
 
     @classmethod
