@@ -423,7 +423,7 @@ def test_registering_outside_the_root_is_refused_before_storage_is_contacted(
             json={"id": ["ns", "shared"]},
         )
         assert detailed.status_code == 200
-        assert detailed.json()["version"] == 3  # read: the allowed prefix is usable
+        assert detailed.json()["version"] == 4  # read: the allowed prefix is usable
 
 
 # -- a catalog backend: the same attack over Iceberg -------------------------------------------
