@@ -150,27 +150,28 @@ def ipc_stream(table: pa.Table) -> bytes:
 
 
 def request_for(
-    operation: Operation, table: list[str], outside: Path
+    operation: Operation, namespace: list[str], outside: Path
 ) -> tuple[dict[str, Any], bytes | None]:
-    """A well-formed request of ``operation`` aimed at ``table``: its fields (path, query
-    and body alike) and the Arrow body of the operations that carry rows."""
+    """A well-formed request of ``operation`` aimed at the canary of ``namespace``: its
+    fields (path, query and body alike) and the Arrow body of the operations with rows."""
+    table = [*namespace, "canary"]
     versions = {
         "id": table,
         "ranges": [{"start_version": 0, "end_version": -1}],
     }
     query = {"id": table, "k": 3, "vector": {}, "columns": {"column_names": ["id"]}}
     fields: dict[str, dict[str, Any]] = {
-        "CreateNamespace": {"id": ["other"]},
+        "CreateNamespace": {"id": [*namespace[:-1], "other"]},
         "ListNamespaces": {"id": []},
-        "DescribeNamespace": {"id": ["ns"]},
-        "DropNamespace": {"id": ["ns"]},  # Restrict: not empty, refused by the catalog
-        "NamespaceExists": {"id": ["ns"]},
-        "ListTables": {"id": ["ns"]},
+        "DescribeNamespace": {"id": namespace},
+        "DropNamespace": {"id": namespace},  # Restrict: not empty, refused by the catalog
+        "NamespaceExists": {"id": namespace},
+        "ListTables": {"id": namespace},
         "ListAllTables": {},
-        "RegisterTable": {"id": ["ns", "again"], "location": str(outside)},
+        "RegisterTable": {"id": [*namespace, "again"], "location": str(outside)},
         "DescribeTable": {"id": table},
         "TableExists": {"id": table},
-        "DeclareTable": {"id": ["ns", "declared"], "location": str(outside / "declared")},
+        "DeclareTable": {"id": [*namespace, "declared"], "location": str(outside / "declared")},
         "RestoreTable": {"id": table, "version": 1},
         "ListTableVersions": {"id": table},
         "UpdateTableSchemaMetadata": {"id": table, "metadata": {"k": "v"}},
@@ -208,7 +209,7 @@ def request_for(
         "AlterTableAddColumns": {"id": table, "new_columns": [{"name": "z", "expression": "1"}]},
         "AlterTableBackfillColumns": {"id": table, "column": "z"},
         "RefreshMaterializedView": {"id": table},
-        "CreateMaterializedView": {"id": ["ns", "view"]},
+        "CreateMaterializedView": {"id": [*namespace, "view"]},
         "CreateTableIndex": {"id": table, "column": "vector", "index_type": "IVF_FLAT"},
         "CreateTableScalarIndex": {"id": table, "column": "id", "index_type": "BITMAP"},
         "ListTableIndices": {"id": table},
@@ -226,8 +227,8 @@ def request_for(
         "AlterTransaction": {"id": ["tx"], "actions": []},
         # run last: they change the catalog (never the canary's storage)
         "RenameTable": {"id": table, "new_table_name": "renamed"},
-        "DeregisterTable": {"id": ["ns", "renamed"]},
-        "DropTable": {"id": ["ns", "second"]},
+        "DeregisterTable": {"id": [*namespace, "renamed"]},
+        "DropTable": {"id": [*namespace, "second"]},
     }
     rows = sample_table(2) if operation.takes_data else None
     return fields[operation.operation_id], None if rows is None else ipc_stream(rows)
@@ -306,20 +307,29 @@ def answered(response: httpx.Response) -> tuple[int, int | None]:
     return response.status_code, code
 
 
-def attack_every_operation(served: ServeProcess, table: list[str], outside: Path) -> None:
+def attack_every_operation(
+    served: ServeProcess, namespace: list[str], outside: Path, *, unsupported: bool = False
+) -> None:
+    """Every operation against the canary of ``namespace`` (and its neighbour ``second``)
+    over HTTP: refused with 403/15 unless catalog-only (or, with ``unsupported``, not
+    implemented by the backend: 406/0), the tree below ``outside`` unchanged after each
+    one, the server alive and answering afterwards."""
     before = tree_digest(outside)
     ordered = sorted(OPERATIONS, key=lambda op: _LAST.index(op.operation_id) if op.operation_id in _LAST else -1)
     outcomes: dict[str, tuple[int, int | None]] = {}
     with httpx.Client(base_url=served.uri, timeout=60) as client:
         for operation in ordered:
-            fields, data = request_for(operation, table, outside)
+            fields, data = request_for(operation, namespace, outside)
             outcomes[operation.operation_id] = answered(send(client, operation, fields, data))
             assert tree_digest(outside) == before, operation.operation_id
         assert served.process.poll() is None
-        alive = client.post("/v1/namespace/ns/exists", json={"id": ["ns"]})
+        alive = client.post(f"/v1/namespace/{'$'.join(namespace)}/exists", json={"id": namespace})
         assert alive.status_code == 200
     assert len(outcomes) == len(OPERATIONS) == 54
     refused = {op: got for op, got in outcomes.items() if op not in CATALOG_ONLY}
+    if unsupported:
+        refused = {op: got for op, got in refused.items() if got != (406, 0)}
+        assert len(refused) >= 30  # the storage operations the backend implements
     assert refused == dict.fromkeys(refused, (403, 15))
     served_catalog = {op: got for op, got in outcomes.items() if op in CATALOG_ONLY}
     assert all(status < 500 for status, _ in served_catalog.values()), served_catalog
@@ -336,7 +346,7 @@ def test_no_operation_touches_a_table_registered_outside_the_root(
 ) -> None:
     root, outside = outside_catalog
     with lance_ns_serve({"root": str(root)}, "--log-level", "error") as served:
-        attack_every_operation(served, CANARY, outside)
+        attack_every_operation(served, ["ns"], outside)
         with httpx.Client(base_url=served.uri, timeout=60) as client:
             detailed = client.post(
                 "/v1/table/ns%24canary2/describe",
@@ -427,3 +437,24 @@ def test_registering_outside_the_root_is_refused_before_storage_is_contacted(
 
 
 # -- a catalog backend: the same attack over Iceberg -------------------------------------------
+
+
+def test_no_operation_of_a_catalog_backend_touches_a_table_outside_its_root(
+    tmp_path: Path,
+) -> None:
+    from iceberg_rest_server import iceberg_catalog
+
+    root = tmp_path / "root"
+    root.mkdir()
+    outside = tmp_path / "outside"
+    write_canary(outside / "canary")
+    write_canary(outside / "second")
+    namespace = ["wh", "ns"]
+    with iceberg_catalog(tmp_path / "iceberg") as catalog:
+        properties = {"endpoint": catalog.uri, "root": str(root), "retry_backoff_ms": "1"}
+        with lna.connect_sync("iceberg", properties) as ns:
+            ns.create_namespace({"id": namespace})
+            for name in ("canary", "second"):
+                ns.register_table({"id": [*namespace, name], "location": str(outside / name)})
+        with lance_ns_serve(properties, "--log-level", "error", impl="iceberg") as served:
+            attack_every_operation(served, namespace, outside, unsupported=True)
