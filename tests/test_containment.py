@@ -357,6 +357,50 @@ def test_no_operation_touches_a_table_registered_outside_the_root(
     assert lance.dataset(str(outside / "canary")).count_rows() == 60
 
 
+def test_a_table_reached_through_a_link_out_of_the_root_counts_as_outside(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    outside = tmp_path / "outside"
+    write_canary(outside / "root-table")
+    write_canary(outside / "linked" / "t")
+    (root / "linked.lance").symlink_to(outside / "root-table")  # a root table, linked out
+    (root / "links").symlink_to(outside / "linked")  # a manifest row through a link
+    with lna.connect_sync("dir", {"root": str(root)}) as ns:
+        ns.create_namespace({"id": ["ns"]})
+        ns.register_table({"id": ["ns", "via"], "location": str(root / "links" / "t")})
+        stored = ns.describe_table({"id": ["ns", "via"]}).location
+    assert stored == f"file://{root}/links/t"  # stored inside the root, relative
+    before = tree_digest(outside)
+    rows = ipc_stream(sample_table(2))
+    with (
+        lance_ns_serve({"root": str(root)}, "--log-level", "error") as served,
+        httpx.Client(base_url=served.uri, timeout=60) as client,
+    ):
+        for path in ("linked", "ns%24via"):
+            table = {"id": path.replace("%24", "$").split("$")}
+            attempts = [
+                client.post(f"/v1/table/{path}/count_rows", json=table),
+                client.post(f"/v1/table/{path}/query", json={**table, "k": 1, "vector": {}}),
+                client.post(
+                    f"/v1/table/{path}/insert",
+                    content=rows,
+                    headers={"content-type": "application/vnd.apache.arrow.stream"},
+                ),
+                client.post(f"/v1/table/{path}/restore", json={**table, "version": 1}),
+                client.post(f"/v1/table/{path}/version/list", json=table),
+                client.post(
+                    f"/v1/table/{path}/describe",
+                    params={"load_detailed_metadata": "true"},
+                    json=table,
+                ),
+            ]
+            assert [answered(a) for a in attempts] == [(403, 15)] * len(attempts), path
+            assert client.post(f"/v1/table/{path}/describe", json=table).status_code == 200
+    assert tree_digest(outside) == before
+
+
 class Listener:
     """A TCP listener on 127.0.0.1 that counts the connections it receives."""
 
