@@ -268,7 +268,7 @@ class DirectoryCore(AsyncLanceNamespace):
             return
         try:
             location = await self._describe_location(table)
-        except errors.TableNotFoundError:
+        except errors.NotFoundError:  # the operation reports it in its own words
             return
         await self.tables.confinement.check(location, what)
 
