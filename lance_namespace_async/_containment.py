@@ -77,7 +77,7 @@ class Confinement:
 
     async def check(self, location: str, what: str) -> None:
         """:meth:`refuse`, on a worker thread (nothing to do when not enabled)."""
-        if self.enabled:
+        if self.enabled and not _RESTORING.get():
             await self._run(self.refuse, location, what)
 
     async def check_new(self, location: str, what: str) -> None:
@@ -89,8 +89,9 @@ class Confinement:
     @staticmethod
     @contextlib.contextmanager
     def restoring() -> Iterator[None]:
-        """Put back a registration removed a moment ago (a batch's undo step): it is
-        not refused for lying outside, since refusing would lose the catalog entry."""
+        """Put back a registration removed a moment ago (a batch's undo step): neither
+        it nor the look at the table it takes is refused for lying outside, since
+        refusing would lose the catalog entry."""
         token = _RESTORING.set(True)
         try:
             yield

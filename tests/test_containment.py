@@ -3,7 +3,8 @@
 
 Servers used: the real ``lance-ns serve --impl dir`` process (``serve_process``), which
 confines its backend by default, and for the catalog backends the in-process Iceberg REST
-Catalog of ``tests/iceberg_rest_server.py`` behind a confined ``iceberg`` backend. The
+Catalog of ``tests/iceberg_rest_server.py`` behind ``lance-ns serve --impl iceberg``; the
+decision itself and a batch's undo are checked in-process (a confined ``dir`` backend). The
 canary is a real Lance table (several versions, a tag, a scalar index) written outside
 the root and registered with the library unconfined (its default); every one of the 54
 operations of the operation table is then sent to the confined server against it, and the
@@ -17,7 +18,6 @@ import json
 import os
 import socket
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -249,7 +249,9 @@ def send(
     params = {k: v.lower() if v in ("True", "False") else v for k, v in params.items()}
     if operation.request_body == "arrow":
         headers = {"content-type": "application/vnd.apache.arrow.stream"}
-        return client.request(operation.http_method, path, params=params, content=data, headers=headers)
+        return client.request(
+            operation.http_method, path, params=params, content=data, headers=headers
+        )
     if operation.request_body == "none":
         return client.request(operation.http_method, path, params=params)
     body: Any = fields
@@ -315,7 +317,9 @@ def attack_every_operation(
     implemented by the backend: 406/0), the tree below ``outside`` unchanged after each
     one, the server alive and answering afterwards."""
     before = tree_digest(outside)
-    ordered = sorted(OPERATIONS, key=lambda op: _LAST.index(op.operation_id) if op.operation_id in _LAST else -1)
+    ordered = sorted(
+        OPERATIONS, key=lambda op: _LAST.index(op.operation_id) if op.operation_id in _LAST else -1
+    )
     outcomes: dict[str, tuple[int, int | None]] = {}
     with httpx.Client(base_url=served.uri, timeout=60) as client:
         for operation in ordered:
@@ -502,3 +506,28 @@ def test_no_operation_of_a_catalog_backend_touches_a_table_outside_its_root(
                 ns.register_table({"id": [*namespace, name], "location": str(outside / name)})
         with lance_ns_serve(properties, "--log-level", "error", impl="iceberg") as served:
             attack_every_operation(served, namespace, outside, unsupported=True)
+
+
+async def test_a_refused_batch_puts_back_the_outside_table_it_deregistered(
+    outside_catalog: tuple[Path, Path],
+) -> None:
+    """All or none: a batch of a confined backend that deregistered an outside table and
+    then met a refused step registers the table again (its undo is no new registration)."""
+    root, outside = outside_catalog
+    before = tree_digest(outside)
+    async with lna.connect("dir", {"root": str(root), "confine_storage": "true"}) as ns:
+        versions = {"id": CANARY, "ranges": [{"start_version": 0, "end_version": -1}]}
+        batch = {
+            "operations": [
+                {"deregister_table": {"id": ["ns", "second"]}},
+                {"delete_table_versions": versions},
+            ]
+        }
+        with pytest.raises(errors.PermissionDeniedError):
+            await ns.batch_commit_tables(batch)
+        await ns.table_exists({"id": ["ns", "second"]})
+        described = await ns.describe_table({"id": ["ns", "second"]})
+        assert described.location == f"file://{outside}/second"
+        with pytest.raises(errors.PermissionDeniedError):  # and it stays confined
+            await ns.register_table({"id": ["ns", "third"], "location": str(outside / "second")})
+    assert tree_digest(outside) == before
