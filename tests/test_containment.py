@@ -531,3 +531,30 @@ async def test_a_refused_batch_puts_back_the_outside_table_it_deregistered(
         with pytest.raises(errors.PermissionDeniedError):  # and it stays confined
             await ns.register_table({"id": ["ns", "third"], "location": str(outside / "second")})
     assert tree_digest(outside) == before
+
+
+def test_serve_refuses_an_allow_location_it_cannot_apply(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Usage errors, before anything is served: a relative prefix, or a prefix for a
+    backend without storage of its own."""
+    from lance_namespace_async._cli import main
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+
+    def run(*argv: str) -> tuple[int, str]:
+        try:
+            code = main(["serve", *argv, "--port", port])
+        except SystemExit as exited:
+            code = int(exited.code or 0)
+        return code, capsys.readouterr().err
+
+    code, err = run("--impl", "dir", "--prop", f"root={tmp_path}", "--allow-location", "rel")
+    assert code == 2
+    assert "'allowed_locations'" in err
+    assert "not an absolute path or URI" in err
+    code, err = run("--impl", "rest", "--prop", "uri=http://127.0.0.1:9", "--allow-location", "/x")
+    assert code == 2
+    assert "--allow-location applies to backends that store tables" in err
