@@ -558,3 +558,43 @@ def test_serve_refuses_an_allow_location_it_cannot_apply(
     code, err = run("--impl", "rest", "--prop", "uri=http://127.0.0.1:9", "--allow-location", "/x")
     assert code == 2
     assert "--allow-location applies to backends that store tables" in err
+
+
+def test_serve_given_an_impl_name_confines_its_backend(tmp_path: Path) -> None:
+    """``serve("dir", properties)`` (the library's entry point, here in its own process)
+    builds the backend with ``confine_storage=true``."""
+    import subprocess
+    import sys
+    import time
+
+    root = tmp_path / "root"
+    root.mkdir()
+    write_canary(tmp_path / "outside" / "t")
+    with lna.connect_sync("dir", {"root": str(root)}) as ns:
+        ns.create_namespace({"id": ["ns"]})
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = (
+        "from lance_namespace_async.server import serve; "
+        f"serve('dir', {{'root': {str(root)!r}}}, port={port}, log_level='error')"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert process.poll() is None, process.communicate()[1]
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        response = httpx.post(
+            f"http://127.0.0.1:{port}/v1/table/ns%24t/register",
+            json={"id": ["ns", "t"], "location": str(tmp_path / "outside" / "t")},
+        )
+        assert answered(response) == (403, 15)
+    finally:
+        process.terminate()
+        process.communicate(timeout=20)
