@@ -390,9 +390,20 @@ class AsyncLanceNamespace(OperationMethods):
     impl_name: ClassVar[str] = ""
     #: the identifier delimiter of this backend's string identifiers
     delimiter: str = "$"
+    #: whether it reads and writes Lance tables on storage itself, so that its
+    #: ``confine_storage`` and ``allowed_locations`` properties apply (dir, iceberg,
+    #: unity, glue, hive)
+    stores_tables: ClassVar[bool] = False
 
     def __init__(self, config: BackendConfig) -> None:
         self.config = config
+
+    @property
+    def storage_confined(self) -> bool:
+        """Whether no operation of this backend uses storage outside its storage root and
+        ``allowed_locations``: true with ``confine_storage``, and for a backend that
+        has no storage of its own (``rest``: the server it calls decides)."""
+        return not self.stores_tables or getattr(self.config, "confine_storage", False) is True
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, str] | None) -> Self:

@@ -28,6 +28,9 @@ deregisters the table):
 :meth:`LanceTables.check_placement` is the same judgement for RegisterTable and
 DeclareTable with an explicit location, which refuse (InvalidInput, code 13)
 the root, the manifest, and locations inside or holding another table.
+
+A backend with ``confine_storage`` uses no storage outside its root and
+``allowed_locations`` at all, by the same rules (``_containment``).
 """
 
 from __future__ import annotations
@@ -45,20 +48,25 @@ import attrs
 
 from . import errors
 from ._arrow_json import json_arrow_schema
-from ._config import prop
+from ._config import parse_bool, prop
 
 if TYPE_CHECKING:
     from ._base import AsyncLanceNamespace
 
 __all__ = [
+    "ALLOWED_LOCATIONS_DOC",
+    "CONFINE_STORAGE_DOC",
     "DROP_ALLOWED_LOCATIONS_DOC",
     "TABLE_TYPE",
     "Claims",
     "LanceTables",
     "Place",
+    "allowed_locations_prop",
     "as_uri",
     "canonical",
     "catalog_claims",
+    "confine_storage_prop",
+    "contained",
     "drop_allowed_locations_prop",
     "has_versions",
     "is_lance_table",
@@ -96,6 +104,16 @@ DROP_ALLOWED_LOCATIONS_DOC = (
     "root whose tables DropTable may delete; elsewhere outside the root, a drop only "
     "deregisters the table and keeps its data"
 )
+CONFINE_STORAGE_DOC = (
+    "refuse (PermissionDenied, code 15) every operation on a table stored outside the "
+    "storage root and allowed_locations, and RegisterTable/DeclareTable there, before "
+    "storage is contacted (lance-ns serve sets it; default false)"
+)
+ALLOWED_LOCATIONS_DOC = (
+    "comma-separated location prefixes (absolute paths or URIs) outside the storage "
+    "root whose tables a confine_storage backend may still read, write and register"
+)
+
 #: ``root`` of the catalog backends whose new tables go under the cwd without one
 STORAGE_ROOT_DOC = (
     "storage root of new tables, inside which DropTable deletes data "
@@ -206,6 +224,18 @@ def parse_option_keys(value: str) -> frozenset[str] | None:
     if value.strip() == "*":
         return None
     return frozenset(part.strip() for part in value.split(",") if part.strip())
+
+
+def confine_storage_prop() -> Any:
+    """The ``confine_storage`` property: refuse tables outside the storage root and
+    ``allowed_locations`` (:class:`~._containment.Confinement`)."""
+    return prop(default=False, parse=parse_bool, doc=CONFINE_STORAGE_DOC)
+
+
+def allowed_locations_prop() -> Any:
+    """The ``allowed_locations`` property: prefixes outside the storage root that a
+    ``confine_storage`` backend may still use (:func:`parse_locations`)."""
+    return prop(default=(), parse=parse_locations, doc=ALLOWED_LOCATIONS_DOC)
 
 
 def parse_locations(value: str) -> tuple[str, ...]:
@@ -541,13 +571,19 @@ class LanceTables:
         protected: Iterable[str] = (),
         sealed: Iterable[str] = (),
         table_option_keys: frozenset[str] | None = None,
+        confined: bool = False,
+        confine_root: str | None = None,
+        allowed_locations: Iterable[str] = (),
     ) -> None:
         """``storage_root``: where tables may be deleted (None: only at their default
         location); ``drop_allowed``: further prefixes where they may; ``protected``:
         places never deleted themselves, nor anything above them (the storage root is
         one); ``sealed``: places nothing inside of which is deleted or registered (the
-        directory manifest); ``table_option_keys``: the storage options a table's own
-        properties may set (None: any), see :meth:`options_for`."""
+        directory manifest). With ``confined``, tables are used only strictly inside
+        ``confine_root`` (default: ``storage_root``; None: nowhere) or at/below an
+        ``allowed_locations`` prefix (:attr:`confinement`);
+        ``table_option_keys``: the storage options a table's own properties may set
+        (None: any), see :meth:`options_for`."""
         self.limiter = anyio.CapacityLimiter(threads)
         self.table_option_keys = table_option_keys
         self.storage_options = dict(storage_options or {}) or None
@@ -557,6 +593,11 @@ class LanceTables:
             p for p in map(_place_or_none, (*protected, storage_root)) if p is not None
         ]
         self._sealed = [p for p in map(_place_or_none, sealed) if p is not None]
+        from ._containment import Confinement
+
+        self.confinement = Confinement(
+            confined, confine_root or storage_root, allowed_locations, self.run
+        )
 
     def options_for(
         self, properties: Mapping[str, Any], exclude: frozenset[str] = frozenset({TABLE_TYPE})
@@ -637,6 +678,7 @@ class LanceTables:
         import lance
 
         options = dict(storage_options) if storage_options is not None else self.storage_options
+        await self.confinement.check(location, "reading the table")
 
         if version is not None and not 0 <= version < 2**64:
             # Lance versions are u64: pylance would raise OverflowError (an internal error)
@@ -735,10 +777,9 @@ class LanceTables:
         problem = self._shape_problem(place)
         if problem is not None or place is None:
             return problem
-        allowed = any(place.within(prefix) for prefix in self._allowed)
-        if not allowed:
+        if not contained(place, None, self._allowed):
             if self.storage_root is not None:
-                if not place.below(self.storage_root):
+                if not contained(place, self.storage_root, ()):
                     return f"it is outside the storage root ({self.storage_root})"
             else:
                 default = await self._resolve(default_location) if default_location else None
@@ -770,6 +811,8 @@ class LanceTables:
         (DeclareTable) none may be, since data already there is some table's (a
         renamed table keeps its directory, which is the old name's default location).
         """
+        # before anything else: an outside location's storage is never contacted
+        await self.confinement.check_new(location, what)
         place = await self._resolve(location)
         problem = self._shape_problem(place)
         if problem is not None or place is None:
@@ -825,6 +868,14 @@ class LanceTables:
         if place is not None and place.local is not None:
             location = place.local
         await self.run(_delete_tree, location, options or None)
+
+
+def contained(place: Place, root: Place | None, allowed: Iterable[Place]) -> bool:
+    """The one containment rule, for deletion and for confinement: strictly inside
+    ``root``, or at/below one of the ``allowed`` prefixes."""
+    if root is not None and place.below(root):
+        return True
+    return any(place.within(prefix) for prefix in allowed)
 
 
 def _place_or_none(location: str | None) -> Place | None:

@@ -126,6 +126,7 @@ class StorageTableOperations(AsyncLanceNamespace):
     """The table operations of a catalog backend, run on storage through pylance."""
 
     tables: LanceTables
+    stores_tables = True
     #: entries the catalog itself keeps in a table's directory (Iceberg's metadata)
     _catalog_files: frozenset[str] = frozenset()
 
@@ -172,6 +173,7 @@ class StorageTableOperations(AsyncLanceNamespace):
         location = described.to_dict().get("location")
         if not isinstance(location, str) or not location:
             raise errors.InvalidTableStateError(f"{what}: the catalog holds no location")
+        await self.tables.confinement.check(location, what)
         options = described.to_dict().get("storage_options")
         access = self._storage_access(described)
         if writes and access.write_refusal is not None:
@@ -276,6 +278,7 @@ class StorageTableOperations(AsyncLanceNamespace):
             )
         properties = body.get("properties") or {}
         location = await self._creation_location(table_id)
+        await self.tables.confinement.check(location, what)
         options = self.tables.options_for(dict(body.get("storage_options") or {})) or None
         if await self.tables.run(has_data, location, options):
             raise errors.InvalidInputError(

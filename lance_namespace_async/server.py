@@ -722,6 +722,9 @@ def create_app(
     )
     app = _AdapterApp(adapter)
     app.state.namespace = namespace
+    from ._containment import warn_if_unconfined
+
+    warn_if_unconfined(namespace)  # a client must not reach storage outside its root
     return app
 
 
@@ -786,7 +789,8 @@ def serve(
 ) -> None:
     """Run the adapter with uvicorn until interrupted (blocking).
 
-    Given an impl name, the backend is built from ``properties`` and closed on
+    Given an impl name, the backend is built from ``properties`` with
+    ``confine_storage=true`` (unless they set it: see ``_containment``) and closed on
     shutdown; a namespace instance stays the caller's to close. The default host
     is the loopback interface: exposing a catalog to the network is a decision,
     so binding elsewhere without a token logs a warning. ``limits`` bound what

@@ -48,7 +48,9 @@ from ._identifiers import Identifier, validate_identifier
 from ._lance_tables import (
     Claims,
     LanceTables,
+    allowed_locations_prop,
     catalog_claims,
+    confine_storage_prop,
     drop_allowed_locations_prop,
     is_lance_table,
     lance_parameters,
@@ -117,6 +119,8 @@ class UnityConfig(HttpConfig):
     )
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     table_storage_options: frozenset[str] | None = table_storage_options_prop()
+    confine_storage: bool = confine_storage_prop()
+    allowed_locations: tuple[str, ...] = allowed_locations_prop()
     worker_threads: int = prop(default=8, parse=parse_positive_int)
     vend_credentials: bool = prop(default=False, parse=parse_bool, doc=VENDING_DOC)
     storage: dict[str, str] = prop(prefix="storage.", secret=True)
@@ -264,6 +268,9 @@ class UnityNamespace(StorageTableOperations):
             storage_root=config.root if "root" in config.properties else None,
             drop_allowed=config.drop_allowed_locations,
             table_option_keys=config.table_storage_options,
+            confined=config.confine_storage,
+            confine_root=self.root,
+            allowed_locations=config.allowed_locations,
         )
         self.vended = VendedCredentialCache()
 

@@ -67,6 +67,17 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         "(default: never)",
     )
     serve.add_argument(
+        "--allow-location",
+        action="append",
+        default=[],
+        metavar="PREFIX",
+        help="a location prefix (absolute path or URI) outside the storage root whose tables "
+        "clients may still use (repeatable; added to allowed_locations). The server's "
+        "backend runs with confine_storage=true: every operation on a table stored "
+        "elsewhere, and RegisterTable/DeclareTable there, is refused with 403 "
+        "(--prop confine_storage=false turns that off, with a warning)",
+    )
+    serve.add_argument(
         "--allow-storage-option",
         action="append",
         default=[],
@@ -226,6 +237,7 @@ def _served_connection(connection: Connection, args: argparse.Namespace) -> Conn
     properties = served_properties(
         connection.impl,
         connection.properties,
+        allowed_locations=args.allow_location,
         allowed_storage_options=args.allow_storage_option,
     )
     return attrs.evolve(connection, properties=properties)

@@ -252,6 +252,7 @@ class _Batch:
 
     async def table_dir(self, table: Identifier) -> str:
         location = await self.ns._describe_location(table)
+        await self.ns.tables.confinement.check(location, "changing the table's versions")
         return _table_dir(location, table)
 
     async def plan_version(self, entry: _VersionEntry) -> _Landing:
@@ -449,7 +450,8 @@ async def _apply(batch: _Batch, operation: _Operation) -> dict[str, Any]:
         location = str(deregistered.location)
 
         async def register_again() -> None:
-            await ns.register_table(RegisterTableRequest(id=list(table), location=location))
+            with ns.tables.confinement.restoring():  # it was registered a moment ago
+                await ns.register_table(RegisterTableRequest(id=list(table), location=location))
 
         batch.undo.append(register_again)
         return {"deregister_table": deregistered.to_dict()}

@@ -56,6 +56,7 @@ class DirectoryCore(AsyncLanceNamespace):
     """The state and plumbing of ``impl="dir"``; the operations are in subclasses."""
 
     config: DirectoryConfig
+    stores_tables = True
 
     def __init__(self, config: DirectoryConfig) -> None:
         super().__init__(config)
@@ -69,6 +70,8 @@ class DirectoryCore(AsyncLanceNamespace):
             drop_allowed=config.drop_allowed_locations,
             table_option_keys=config.table_storage_options,
             sealed=(self.manifest.uri,),
+            confined=config.confine_storage,
+            allowed_locations=config.allowed_locations,
         )
         self._inner: Any = None
         #: pylance's caches (manifests, file metadata, indices) shared by every call on
@@ -250,6 +253,46 @@ class DirectoryCore(AsyncLanceNamespace):
     async def _describe_location(self, table: Identifier) -> str:
         described = await self._table_call("describe_table", table)
         return canonical(await self._resolve(str(described.get("location", "")), table))
+
+    async def _confine_table(self, table: Identifier, what: str) -> None:
+        """Refuse (PermissionDenied) an operation on the storage of a table that lies
+        outside the root and ``allowed_locations`` of a confined backend, before
+        pylance (which resolves the location itself) or anything else touches it.
+
+        The location comes from the manifest copy when it holds (one worker hop), else
+        from DescribeTable; a table that does not exist has no storage to protect (the
+        operation reports it, or creates the table in the root).
+        """
+        if not self.tables.confinement.enabled:
+            return
+        if await self._run(self._confine_known, table, what):
+            return
+        try:
+            location = await self._describe_location(table)
+        except errors.NotFoundError:  # the operation reports it in its own words
+            return
+        await self.tables.confinement.check(location, what)
+
+    def _confine_known(self, table: Identifier, what: str) -> bool:
+        """:meth:`_confine_table` where the location is known without pylance (worker
+        thread): a root table's ``<root>/<name>.lance``, a manifest copy's row or
+        absence. False: ask DescribeTable."""
+        refuse = self.tables.confinement.refuse
+        if len(table) == 1:
+            refuse(f"{self.root}/{table[0]}.lance", what)
+            return True
+        snapshots = self._snapshots
+        if snapshots is None or not snapshots.worth_checking():
+            return False
+        snapshot = snapshots.current()
+        if snapshot is None:
+            return False
+        object_id = manifest_id(table)
+        stored = snapshot.tables.get(object_id)
+        if stored is not None:
+            refuse(absolute(self.root, stored), what)
+            return True
+        return object_id not in snapshot.table_ids  # no such table: nothing stored
 
     def _table_locations(self) -> list[tuple[str, str]]:
         """(manifest object id, location) of every table: manifest rows, root tables."""

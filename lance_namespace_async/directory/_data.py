@@ -43,9 +43,11 @@ if TYPE_CHECKING:
     from .._identifiers import Identifier
     from ._manifest_snapshot import ManifestSnapshots
 
-__all__ = ["DataOperations", "read_directly"]
+__all__ = ["Confine", "DataOperations", "read_directly"]
 
 T = TypeVar("T")
+#: refuses (PermissionDenied) a location outside a confined backend's root (worker thread)
+Confine = Callable[[str], None]
 
 #: request fields the direct paths understand; any other one set goes to pylance
 _COUNT_FIELDS = frozenset({"id", "version", "predicate"})
@@ -70,7 +72,10 @@ class DataOperations(TableOperations):
             snapshots = self._snapshots
             assert snapshots is not None
             session = self.lance_session()
-            counted = await self._run(_count_rows, snapshots, session, table, version, predicate)
+            confine = self._confiner("CountTableRows")
+            counted = await self._run(
+                _count_rows, snapshots, session, table, version, predicate, confine
+            )
             if counted is not None:
                 return operation.response_class().from_dict({operation.response_field: counted})
         return await _call_pylance(self, operation, request, None)
@@ -89,7 +94,8 @@ class DataOperations(TableOperations):
             snapshots = self._snapshots
             assert snapshots is not None
             session = self.lance_session()
-            answer = await self._run(_append, snapshots, session, table, data.to_bytes())
+            confine = self._confiner("InsertIntoTable")
+            answer = await self._run(_append, snapshots, session, table, data.to_bytes(), confine)
             if answer is not None:
                 return operation.response_class().from_dict(answer)
         return await _call_pylance(self, operation, request, data)
@@ -107,12 +113,18 @@ class DataOperations(TableOperations):
             arguments, column = mapped
             session = self.lance_session()
             version = body.get("version")
+            confine = self._confiner("QueryTable")
             answer = await self._run(
-                run_query, snapshots, session, table, version, arguments, column
+                run_query, snapshots, session, table, version, arguments, column, confine
             )
             if answer is not None:
                 return answer
         return await _call_pylance(self, operation, request, None)
+
+    def _confiner(self, what: str) -> Confine:
+        """What the direct paths call with the table's location before they open it."""
+        refuse = self.tables.confinement.refuse
+        return lambda location: refuse(location, what)
 
     def _direct_table(self, body: dict[str, Any], fields: frozenset[str]) -> Identifier | None:
         """The table id when the direct path may serve this request (else None)."""
@@ -136,13 +148,16 @@ class DataOperations(TableOperations):
         return snapshots.confirmed
 
 
-def _location(snapshots: ManifestSnapshots, table: Identifier) -> str | None:
-    """The table's location, from a copy of the manifest proven current (worker thread)."""
+def _location(snapshots: ManifestSnapshots, table: Identifier, confine: Confine) -> str | None:
+    """The table's location, from a copy of the manifest proven current (worker thread),
+    once ``confine`` has let it through (PermissionDenied for one outside the root)."""
     snapshot = snapshots.current()
     stored = None if snapshot is None else snapshot.tables.get(manifest_id(table))
     if stored is None:
         return None
-    return str(snapshots.described(table, stored)["location"])
+    location = str(snapshots.described(table, stored)["location"])
+    confine(location)
+    return location
 
 
 def read_directly(
@@ -151,13 +166,14 @@ def read_directly(
     table: Identifier,
     version: int | None,
     read: Callable[[Any], T | None],
+    confine: Confine,
 ) -> T | None:
     """``read`` of the table's dataset at ``version`` (worker thread), or None when pylance
     must answer: no location the manifest copy proves, or any failure (a read changes
     nothing, so asking pylance as well is safe, and it reports the error in its words)."""
     import lance
 
-    location = _location(snapshots, table)
+    location = _location(snapshots, table, confine)
     if location is None:
         return None
     try:
@@ -172,6 +188,7 @@ def _count_rows(
     table: Identifier,
     version: int | None,
     predicate: str | None,
+    confine: Confine,
 ) -> int | None:
     return read_directly(
         snapshots,
@@ -179,18 +196,19 @@ def _count_rows(
         table,
         version,
         lambda dataset: int(dataset.count_rows(filter=predicate)),
+        confine,
     )
 
 
 def _append(
-    snapshots: ManifestSnapshots, session: Any, table: Identifier, ipc: bytes
+    snapshots: ManifestSnapshots, session: Any, table: Identifier, ipc: bytes, confine: Confine
 ) -> dict[str, Any] | None:
     """Append the IPC stream ``ipc`` to the table; None (nothing written) when pylance
     must decide: no table there yet, another schema, no rows."""
     import lance
     import pyarrow as pa
 
-    location = _location(snapshots, table)
+    location = _location(snapshots, table, confine)
     if location is None:
         return None
     try:

@@ -22,6 +22,7 @@ from ._core import drop_nones
 
 if TYPE_CHECKING:
     from .._arrow_data import ArrowData
+    from .._identifiers import Identifier
     from ._core import DirectoryCore
     from ._namespace import DirectoryNamespace
 
@@ -54,12 +55,42 @@ async def _call_pylance(
         raise namespace._unsupported(operation.operation_id)
     arguments: tuple[Any, ...] = (body,) if data is None else (body, data.to_bytes())
     try:
-        result = await namespace._run(function, *arguments)
+        if table is not None and namespace.tables.confinement.enabled:
+            result = await _confined_call(namespace, operation, table, function, arguments)
+        else:
+            result = await namespace._run(function, *arguments)
     except errors.TableNotFoundError:
         if table is not None:
             await namespace._require_namespace(table[:-1])
         raise
     return _answer(operation, result)
+
+
+#: a confined call whose table's location pylance must be asked for first
+_UNKNOWN = object()
+
+
+async def _confined_call(
+    namespace: DirectoryCore,
+    operation: Operation,
+    table: Identifier,
+    function: Any,
+    arguments: tuple[Any, ...],
+) -> Any:
+    """pylance's ``function`` once the table's location passed the confinement: checked
+    in the same worker-thread hop when the manifest copy knows it, else first."""
+    what = operation.operation_id
+
+    def checked_then_called() -> Any:
+        if not namespace._confine_known(table, what):
+            return _UNKNOWN
+        return function(*arguments)
+
+    result = await namespace._run(checked_then_called)
+    if result is _UNKNOWN:
+        await namespace._confine_table(table, what)
+        result = await namespace._run(function, *arguments)
+    return result
 
 
 _QUERIES = frozenset({"QueryTable", "AnalyzeTableQueryPlan", "ExplainTableQueryPlan"})

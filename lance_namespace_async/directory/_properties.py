@@ -12,7 +12,12 @@ import attrs
 
 from .. import errors
 from .._config import BackendConfig, parse_bool, parse_positive_int, prop
-from .._lance_tables import drop_allowed_locations_prop, table_storage_options_prop
+from .._lance_tables import (
+    allowed_locations_prop,
+    confine_storage_prop,
+    drop_allowed_locations_prop,
+    table_storage_options_prop,
+)
 
 __all__ = ["DirectoryConfig", "absolute_root"]
 
@@ -32,6 +37,8 @@ class DirectoryConfig(BackendConfig):
     worker_threads: int = prop(default=8, parse=parse_positive_int, doc="blocking-call threads")
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     table_storage_options: frozenset[str] | None = table_storage_options_prop()
+    confine_storage: bool = confine_storage_prop()
+    allowed_locations: tuple[str, ...] = allowed_locations_prop()
 
     def rust_properties(self, root: str) -> dict[str, str]:
         """The map pylance's Rust DirectoryNamespace is built from."""

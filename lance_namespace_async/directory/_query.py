@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._data import read_directly
+from ._data import Confine, read_directly
 
 if TYPE_CHECKING:
     from .._identifiers import Identifier
@@ -201,6 +201,7 @@ def run_query(
     version: int | None,
     arguments: dict[str, Any],
     column: str | None,
+    confine: Confine,
 ) -> bytes | None:
     """The answer's IPC file, or None when pylance must answer (worker thread)."""
     from .._arrow_data import ipc_file_bytes
@@ -210,4 +211,4 @@ def run_query(
             return None  # pylance finds (or refuses) a nested or differently cased name
         return ipc_file_bytes(dataset.scanner(**arguments).to_table())
 
-    return read_directly(snapshots, session, table, version, query)
+    return read_directly(snapshots, session, table, version, query, confine)

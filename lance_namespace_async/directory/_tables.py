@@ -64,6 +64,9 @@ class TableOperations(DirectoryCore):
         declare: dict[str, Any] = {"id": list(table)}
         if isinstance(body.get("location"), str) and body["location"]:
             declare["location"] = body["location"]
+            await self.tables.confinement.check_new(
+                absolute(self.root, body["location"]), "DeclareTable location"
+            )
         properties = str_map(body.get("properties"))
         if properties:
             declare["properties"] = properties
@@ -146,6 +149,8 @@ class TableOperations(DirectoryCore):
         table = self._table_id(body.get("id"))
         version = body.get("version")
         detailed = body.get("load_detailed_metadata") is True
+        if detailed or body.get("check_declared") is True or version is not None:
+            await self._confine_table(table, "DescribeTable of the table's data")
         if detailed or body.get("check_declared") is True:
             result = await self._table_call("describe_table", table, check_declared=True)
         else:
@@ -190,6 +195,7 @@ class TableOperations(DirectoryCore):
             await self._table_call("table_exists", table)
         version = body.get("version")
         if isinstance(version, int):
+            await self._confine_table(table, "TableExists of a version")
             location = await self._describe_location(table)
             if await self.tables.open(location, version) is None:
                 raise errors.TableVersionNotFoundError(

@@ -93,6 +93,9 @@ class GlueNamespace(StorageTableOperations):
             storage_root=config.root,
             drop_allowed=config.drop_allowed_locations,
             table_option_keys=config.table_storage_options,
+            confined=config.confine_storage,
+            confine_root=self.root,
+            allowed_locations=config.allowed_locations,
         )
         self._glue = GlueClient(config)
         self._catalogs = CatalogTree(self._glue)

@@ -21,6 +21,8 @@ from .._config import (
     prop,
 )
 from .._lance_tables import (
+    allowed_locations_prop,
+    confine_storage_prop,
     drop_allowed_locations_prop,
     storage_root_prop,
     table_storage_options_prop,
@@ -49,6 +51,8 @@ class GlueConfig(BackendConfig):
     root: str | None = storage_root_prop()
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     table_storage_options: frozenset[str] | None = table_storage_options_prop()
+    confine_storage: bool = confine_storage_prop()
+    allowed_locations: tuple[str, ...] = allowed_locations_prop()
     child_catalogs: bool | None = prop(
         default=None,
         parse=parse_bool,

@@ -150,6 +150,8 @@ class HiveNamespace(StorageTableOperations):
             storage_root=config.root,
             drop_allowed=config.drop_allowed_locations,
             table_option_keys=config.table_storage_options,
+            confined=config.confine_storage,
+            allowed_locations=config.allowed_locations,
         )
         self._pool = Pool(config)
 

@@ -15,6 +15,8 @@ from .._config import (
     prop,
 )
 from .._lance_tables import (
+    allowed_locations_prop,
+    confine_storage_prop,
     drop_allowed_locations_prop,
     storage_root_prop,
     table_storage_options_prop,
@@ -41,6 +43,8 @@ class HiveConfig(BackendConfig):
     )
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     table_storage_options: frozenset[str] | None = table_storage_options_prop()
+    confine_storage: bool = confine_storage_prop()
+    allowed_locations: tuple[str, ...] = allowed_locations_prop()
     pool_size: int = prop(default=8, parse=parse_positive_int)
     connect_timeout: int = prop(default=10000, parse=parse_positive_int)
     read_timeout: int = prop(default=30000, parse=parse_positive_int)

@@ -484,6 +484,7 @@ class ManagedIcebergVersions(StorageTableOperations):
         newest = current_version(metadata)
         if newest is None or local_path(location) is None:
             return
+        await self.tables.confinement.check(location, f"DescribeTable {'.'.join(table_id)}")
         staged = _staged_of(metadata, newest)
         if staged is not None:
             await anyio.to_thread.run_sync(_finish_lost_rename, location, newest, staged)
@@ -509,6 +510,7 @@ class ManagedIcebergVersions(StorageTableOperations):
     async def _adopt_set_aside(self, location: str) -> None:
         """Before versions written around the catalog are adopted on purpose
         (``commit_table_version``): the ones set aside are brought back."""
+        await self.tables.confinement.check(location, "committing a table version")
         await anyio.to_thread.run_sync(_bring_back, location)
 
     async def _commit_created(self, table: StorageTable, dataset: Any) -> None:

@@ -125,6 +125,9 @@ class IcebergNamespace(ManagedIcebergVersions):
             storage_root=config.root,
             drop_allowed=config.drop_allowed_locations,
             table_option_keys=config.table_storage_options,
+            confined=config.confine_storage,
+            confine_root=self.root,
+            allowed_locations=config.allowed_locations,
         )
 
     @classmethod

@@ -15,6 +15,8 @@ import attrs
 from .._config import mask_url_userinfo, parse_bool, parse_positive_int, prop
 from .._http import HttpConfig, parse_http_url
 from .._lance_tables import (
+    allowed_locations_prop,
+    confine_storage_prop,
     drop_allowed_locations_prop,
     storage_root_prop,
     table_storage_options_prop,
@@ -37,6 +39,8 @@ class IcebergConfig(HttpConfig):
     root: str | None = storage_root_prop()
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     table_storage_options: frozenset[str] | None = table_storage_options_prop()
+    confine_storage: bool = confine_storage_prop()
+    allowed_locations: tuple[str, ...] = allowed_locations_prop()
     iceberg_tooling: bool = prop(default=False, parse=parse_bool)
     managed_by: str = prop(
         default="storage",
