@@ -67,6 +67,7 @@ import attrs
 
 from . import errors
 from ._arrow_data import ArrowData
+from ._arrow_guard import DEFAULT_MAX_DECODED_BODY_BYTES, check_decoded_limit, checked_body
 from ._identifiers import DEFAULT_DELIMITER, parse_identifier
 from ._operations import OPERATIONS, Operation
 from ._vended_credentials import capture_vended
@@ -442,8 +443,10 @@ class _Adapter:
         max_body_bytes: int,
         expose_storage_options: bool,
         expose_vended_credentials: bool = False,
+        max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
     ) -> None:
         self.namespace = namespace
+        self.max_decoded_body_bytes = max_decoded_body_bytes
         self.token = token
         self.max_body_bytes = max_body_bytes
         self.expose_storage_options = expose_storage_options
@@ -568,7 +571,8 @@ class _Adapter:
         body: dict[str, Any] = {}
         data: ArrowData | None = None
         if operation.takes_data:
-            data = ArrowData.of(await self._read_body(request, media_type=_ARROW_STREAM))
+            arrow = await self._read_body(request, media_type=_ARROW_STREAM)
+            data = checked_body(arrow, self.max_decoded_body_bytes)  # before native code
         elif operation.request_body == "object":  # the body is one field of the request
             field = operation.request_field or "body"
             body = {field: _parse_json_object(await self._read_body(request))}
@@ -670,6 +674,7 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     expose_storage_options: bool = False,
     expose_vended_credentials: bool = False,
+    max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
 ) -> Starlette:
     """The ASGI application serving ``namespace`` as a Lance REST Namespace.
 
@@ -689,6 +694,10 @@ def create_app(
     ``vend_credentials``; see ``_vended_credentials``): short-lived and scoped by the
     catalog, but scoped to this server's identity, not the client's. Opt in only when
     every client may act on storage as the server does for the tables it can describe.
+
+    Arrow bodies (CreateTable, InsertIntoTable, MergeInsertIntoTable) are checked in
+    full before the backend sees them (:mod:`._arrow_guard`): malformed IPC is 400, and
+    more than ``max_decoded_body_bytes`` once decoded (compression included) is 413.
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
         raise errors.InvalidInputError("max_body_bytes must be an integer")
@@ -704,6 +713,7 @@ def create_app(
         max_body_bytes,
         expose_storage_options,
         expose_vended_credentials,
+        check_decoded_limit(max_decoded_body_bytes),
     )
     app = _AdapterApp(adapter)
     app.state.namespace = namespace
@@ -756,6 +766,7 @@ def serve(
     expose_storage_options: bool = False,
     expose_vended_credentials: bool = False,
     log_level: str = "info",
+    max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
 ) -> None:
     """Run the adapter with uvicorn until interrupted (blocking).
 
@@ -788,6 +799,7 @@ def serve(
         max_body_bytes=max_body_bytes,
         expose_storage_options=expose_storage_options,
         expose_vended_credentials=expose_vended_credentials,
+        max_decoded_body_bytes=max_decoded_body_bytes,
     )
     if auth_token is None and not _is_loopback(host):
         logger.warning("serving on %s without authentication: anyone can reach it", host)
