@@ -47,6 +47,7 @@ __all__ = [
     "check_answer",
     "check_decoded_limit",
     "checked_body",
+    "checked_body_sync",
     "read_answer",
 ]
 
@@ -384,12 +385,16 @@ class _DecodedCount:
             raise _TooLarge(f"the Arrow data decodes to more than {self.limit} bytes")
 
 
-def _decoded_batches(stream: bytes, count: _DecodedCount) -> tuple[pa.Schema, Iterator[Any]]:
-    """The schema and the fully validated batches of checked ``stream`` bytes."""
+def _decoded_batches(stream: Any, count: _DecodedCount) -> tuple[pa.Schema, Iterator[Any]]:
+    """The schema and the fully validated batches of checked ``stream`` bytes (or a
+    pyarrow buffer over them): the reader stops where the walk did, at the end-of-stream
+    marker or at the end of the bytes."""
     import pyarrow as pa
 
     try:
-        reader = pa.ipc.open_stream(pa.py_buffer(stream))
+        reader = pa.ipc.open_stream(
+            stream if isinstance(stream, pa.Buffer) else pa.py_buffer(stream)
+        )
     except Exception as exc:  # any failure of untrusted bytes is "malformed"
         raise _Malformed(f"the Arrow schema is invalid: {_reason(exc)}") from None
 
@@ -417,8 +422,10 @@ def _reason(exc: BaseException) -> str:
 
 
 def _validated(data: bytes, limit: int) -> tuple[pa.Schema, list[Any]]:
+    import pyarrow as pa
+
     checked = _walk(data, _Budget(limit))
-    stream = data[checked.stream_start : checked.stream_end] + _EOS
+    stream = pa.py_buffer(data).slice(checked.stream_start)  # no copy of the body
     schema, batches = _decoded_batches(stream, _DecodedCount(limit))
     return schema, list(batches)
 
@@ -426,13 +433,22 @@ def _validated(data: bytes, limit: int) -> tuple[pa.Schema, list[Any]]:
 # -- the server's side -------------------------------------------------------------
 
 
-def checked_body(raw: bytes, limit: int) -> ArrowData:
+async def checked_body(raw: bytes, limit: int) -> ArrowData:
     """The rows of a request body, validated in full, as a fresh uncompressed stream.
 
     Malformed bytes are InvalidInput (400, code 13); more than ``limit`` decoded bytes
     is :class:`DecodedBodyTooLargeError` (413, code 13). What the backend gets was
-    written by pyarrow from validated batches, never the client's bytes.
+    written by pyarrow from validated batches, never the client's bytes. The work (up
+    to ``limit`` bytes decompressed and validated) runs on a worker thread, so the
+    event loop keeps serving other requests meanwhile.
     """
+    import anyio.to_thread
+
+    return await anyio.to_thread.run_sync(checked_body_sync, raw, limit)
+
+
+def checked_body_sync(raw: bytes, limit: int) -> ArrowData:
+    """:func:`checked_body` on the calling thread."""
     import pyarrow as pa
 
     from ._arrow_data import ArrowData

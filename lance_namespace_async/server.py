@@ -572,7 +572,7 @@ class _Adapter:
         data: ArrowData | None = None
         if operation.takes_data:
             arrow = await self._read_body(request, media_type=_ARROW_STREAM)
-            data = checked_body(arrow, self.max_decoded_body_bytes)  # before native code
+            data = await checked_body(arrow, self.max_decoded_body_bytes)  # before native code
         elif operation.request_body == "object":  # the body is one field of the request
             field = operation.request_field or "body"
             body = {field: _parse_json_object(await self._read_body(request))}

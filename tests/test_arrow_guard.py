@@ -17,6 +17,7 @@ bomb of 16 GiB in < 1 MiB, negative lengths, truncated bodies, buffers past thei
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import struct
@@ -93,6 +94,7 @@ def zstd_prefix_2_40() -> bytes:
     return bytes(data)
 
 
+@functools.cache
 def zstd_bomb() -> bytes:
     """An honest zstd batch of 2^31 int64 zeros (16 GiB) in about 0.5 MB: concatenated
     zstd frames decode as one, so one 64 MiB frame repeated 256 times."""
@@ -227,7 +229,7 @@ def test_a_valid_stream_or_file_round_trips_exactly(
 ) -> None:
     for table in valid_tables():
         data = framing(table, compression)
-        sent = guard.checked_body(data, LIMIT)
+        sent = guard.checked_body_sync(data, LIMIT)
         assert sent.read_all().equals(table)
         assert b"ARROW1" not in sent.to_bytes()[:8]  # re-encoded as a stream, uncompressed
         assert guard.read_answer(data, LIMIT).equals(table)
@@ -253,7 +255,7 @@ def test_batches_after_replaced_dictionaries_decode_with_their_own() -> None:
     decoder = guard.AnswerDecoder(LIMIT)
     batches = decoder.feed(data)
     assert [batch.column(0).to_pylist() for batch in batches] == [["a", "b", "a"], ["z", "y"]]
-    sent = guard.checked_body(data, LIMIT).read_all()
+    sent = guard.checked_body_sync(data, LIMIT).read_all()
     assert sent.column("s").to_pylist() == ["a", "b", "a", "z", "y"]
 
 
@@ -261,7 +263,7 @@ def test_batches_after_replaced_dictionaries_decode_with_their_own() -> None:
 def test_malformed_bodies_are_invalid_input_and_answers_internal(attack: str) -> None:
     data = MALFORMED[attack]()
     with pytest.raises(errors.InvalidInputError, match="not valid Arrow IPC") as caught:
-        guard.checked_body(data, LIMIT)
+        guard.checked_body_sync(data, LIMIT)
     assert caught.value.http_status == 400
     assert caught.value.code == 13
     with pytest.raises(errors.InternalError, match="not valid Arrow IPC"):
@@ -282,7 +284,7 @@ def test_declared_sizes_past_the_limit_are_refused_before_decoding(attack: str) 
     bomb = TOO_LARGE[attack]()
     assert len(bomb) < 1024 * 1024
     with pytest.raises(guard.DecodedBodyTooLargeError, match="max_decoded_body_bytes") as caught:
-        guard.checked_body(bomb, LIMIT)
+        guard.checked_body_sync(bomb, LIMIT)
     assert caught.value.http_status == 413
     assert caught.value.code == 13
     with pytest.raises(errors.InternalError, match="max_response_bytes"):
@@ -298,10 +300,10 @@ def test_compressed_data_counts_its_decoded_size_not_its_wire_size() -> None:
     data = stream(zeros, "zstd")
     assert len(data) < 100_000
     with pytest.raises(guard.DecodedBodyTooLargeError):
-        guard.checked_body(data, 1_000_000)
+        guard.checked_body_sync(data, 1_000_000)
     with pytest.raises(errors.InternalError, match="max_response_bytes"):
         guard.read_answer(data, 1_000_000)
-    assert guard.checked_body(data, 2_000_000).read_all().equals(zeros)
+    assert guard.checked_body_sync(data, 2_000_000).read_all().equals(zeros)
 
 
 def test_a_file_whose_footer_names_no_message_is_refused() -> None:
