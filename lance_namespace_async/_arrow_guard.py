@@ -456,7 +456,9 @@ def checked_body_sync(raw: bytes, limit: int) -> ArrowData:
     try:
         schema, batches = _validated(raw, limit)
     except _TooLarge as exc:
-        raise DecodedBodyTooLargeError(f"{exc} (max_decoded_body_bytes)") from None
+        raise DecodedBodyTooLargeError(
+            f"{exc}: past max_decoded_body_bytes ({limit} bytes)"
+        ) from None
     except _Malformed as exc:
         raise errors.InvalidInputError(f"the request body is not valid Arrow IPC: {exc}") from None
     sink = pa.BufferOutputStream()

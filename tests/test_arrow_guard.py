@@ -178,6 +178,21 @@ def billions_of_null_rows() -> bytes:
     return data.replace(struct.pack("<q", ROWS), struct.pack("<q", 2**40))
 
 
+def unknown_codec() -> bytes:
+    """A zstd batch whose BodyCompression codec says 7 (there are two: lz4 0, zstd 1)."""
+    data = bytearray(stream(ids(), "zstd"))
+    start, end = _message_start(bytes(data), 1), body_start(bytes(data), 1)
+    metadata = bytes(data[start + 8 : end])
+    # located with the module's reader: a flatbuffer field has no fixed place
+    message = guard._Table(metadata, struct.unpack_from("<I", metadata)[0])
+    compression = message.table(2).table(3)  # type: ignore[union-attr]
+    assert compression is not None
+    assert compression.scalar(0, 1, 0) == 1
+    codec = compression.pos + compression._offset(0)
+    data[start + 8 + codec] = 7
+    return bytes(data)
+
+
 def lying_footer() -> bytes:
     """An IPC file whose footer points its record batch at the schema message."""
     data = ipc_file(ids())
@@ -193,6 +208,7 @@ MALFORMED = {
     "negative metadata length": negative_metadata_length,
     "negative body length": negative_body_length,
     "truncated body": truncated_body,
+    "unknown compression codec": unknown_codec,
     "buffer past its body": buffer_past_body,
     "not Arrow at all": lambda: b"definitely not an arrow stream",
 }
@@ -320,6 +336,10 @@ def test_the_limit_must_be_a_positive_integer() -> None:
 # -- the real server -------------------------------------------------------------------
 
 
+#: not the default (64 MiB), so the answers show the flag was honoured
+SERVED_LIMIT = 48 * 1024 * 1024
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     prlimit = shutil.which("prlimit")
@@ -330,6 +350,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
         {"root": str(root)},
         "--auth-token-env",
         "ARROW_GUARD_TOKEN",
+        f"--max-decoded-body-bytes={SERVED_LIMIT}",
         env={"ARROW_GUARD_TOKEN": TOKEN},
         prefix=(prlimit, f"--as={ADDRESS_SPACE}", "--"),
     ) as server:
@@ -389,7 +410,7 @@ def test_the_server_answers_declared_sizes_past_its_limit_413_and_lives(
         answer = post(served, route, bomb)
         assert answer.status_code == 413, (route, answer.text)
         assert answer.json()["code"] == 13
-        assert "max_decoded_body_bytes" in answer.json()["error"]
+        assert f"max_decoded_body_bytes ({SERVED_LIMIT} bytes)" in answer.json()["error"]
         still_serving(served)
     assert served.rss_mb - before < RSS_GROWTH_MB
 
