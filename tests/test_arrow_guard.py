@@ -506,3 +506,27 @@ def test_the_rest_client_refuses_crafted_answers_as_internal_errors(tmp_path: Pa
             continue
         assert seen == ["InternalError 18"] * 3, (name, seen)
     assert report["peak_mb"] < 1000, report
+
+
+def test_streamed_answers_count_what_is_held_at_once_whole_answers_everything() -> None:
+    table = pa.table({"id": pa.array(range(40_000), pa.int64())})  # 320 KB decoded
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=5_000)  # 8 batches of 40 KB
+    data = sink.getvalue().to_pybytes()
+    streamed = fed_whole(guard.AnswerDecoder(100_000), data)
+    assert pa.Table.from_batches(streamed).equals(table)
+    with pytest.raises(errors.InternalError, match=r"max_response_bytes \(100000 bytes\)"):
+        guard.read_answer(data, 100_000)
+
+
+async def test_create_app_refuses_a_decoded_limit_that_is_not_a_positive_integer(
+    tmp_path: Path,
+) -> None:
+    import lance_namespace_async as lna
+    from lance_namespace_async.server import create_app
+
+    async with lna.connect("dir", {"root": str(tmp_path)}) as ns:
+        for wrong in (0, True, 1.5):
+            with pytest.raises(errors.InvalidInputError, match="max_decoded_body_bytes"):
+                create_app(ns, max_decoded_body_bytes=wrong)  # type: ignore[arg-type]
