@@ -28,7 +28,9 @@ to the end of the buffer), so every read here needs its own bounds check anyway.
 
 from __future__ import annotations
 
+import asyncio
 import io
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -63,6 +65,11 @@ _SCHEMA, _DICTIONARY, _RECORD_BATCH = 1, 2, 3
 _HEADERS = {_SCHEMA: "Schema", _DICTIONARY: "DictionaryBatch", _RECORD_BATCH: "RecordBatch"}
 _CODECS = {0: "lz4_frame", 1: "zstd"}
 _METADATA_VERSIONS = (3, 4)  # V4 and V5, what pyarrow and arrow-rs read
+#: request bodies decoded at once; the others wait their turn. Each holds up to about
+#: twice the limit (the re-encoded stream and its copy as bytes), so a burst of bombs
+#: just under the limit holds a few hundred MiB, not one limit per connection
+VALIDATIONS_AT_ONCE = 2
+_LIMITERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 _UNLIMITED = 1 << 60  # a backend's own answer: checked and validated, not size-limited
 
 
@@ -421,13 +428,13 @@ def _reason(exc: BaseException) -> str:
     return (text[0] if text else type(exc).__name__)[:300]
 
 
-def _validated(data: bytes, limit: int) -> tuple[pa.Schema, list[Any]]:
+def _validated(data: bytes, limit: int) -> tuple[pa.Schema, Iterator[Any]]:
+    """Walk all of ``data``, then its schema and its batches decoded one by one."""
     import pyarrow as pa
 
     checked = _walk(data, _Budget(limit))
     stream = pa.py_buffer(data).slice(checked.stream_start)  # no copy of the body
-    schema, batches = _decoded_batches(stream, _DecodedCount(limit))
-    return schema, list(batches)
+    return _decoded_batches(stream, _DecodedCount(limit))
 
 
 # -- the server's side -------------------------------------------------------------
@@ -444,7 +451,11 @@ async def checked_body(raw: bytes, limit: int) -> ArrowData:
     """
     import anyio.to_thread
 
-    return await anyio.to_thread.run_sync(checked_body_sync, raw, limit)
+    loop = asyncio.get_running_loop()
+    limiter = _LIMITERS.get(loop)
+    if limiter is None:
+        limiter = _LIMITERS[loop] = anyio.CapacityLimiter(VALIDATIONS_AT_ONCE)
+    return await anyio.to_thread.run_sync(checked_body_sync, raw, limit, limiter=limiter)
 
 
 def checked_body_sync(raw: bytes, limit: int) -> ArrowData:
@@ -453,18 +464,18 @@ def checked_body_sync(raw: bytes, limit: int) -> ArrowData:
 
     from ._arrow_data import ArrowData
 
+    sink = pa.BufferOutputStream()
     try:
         schema, batches = _validated(raw, limit)
+        with pa.ipc.new_stream(sink, schema) as writer:
+            for batch in batches:  # each written, then dropped: one decoded batch at a time
+                writer.write_batch(batch)
     except _TooLarge as exc:
         raise DecodedBodyTooLargeError(
             f"{exc}: past max_decoded_body_bytes ({limit} bytes)"
         ) from None
     except _Malformed as exc:
         raise errors.InvalidInputError(f"the request body is not valid Arrow IPC: {exc}") from None
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, schema) as writer:
-        for batch in batches:
-            writer.write_batch(batch)
     return ArrowData(schema, data=sink.getvalue().to_pybytes())
 
 
@@ -495,9 +506,9 @@ def read_answer(data: bytes, limit: int | None = None) -> pa.Table:
     budget = _UNLIMITED if limit is None else limit
     try:
         schema, batches = _validated(data, budget)
+        return pa.Table.from_batches(list(batches), schema=schema)
     except (_Malformed, _TooLarge) as exc:
         raise _answer_error(exc, budget) from None
-    return pa.Table.from_batches(batches, schema=schema)
 
 
 class AnswerDecoder:
