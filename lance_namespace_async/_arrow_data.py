@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 
 from . import errors
+from ._arrow_guard import AnswerDecoder, read_answer
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -138,116 +139,11 @@ def ipc_file_bytes(table: pa.Table) -> bytes:
     return bytes(sink.getvalue().to_pybytes())
 
 
-def read_ipc_file(data: bytes) -> pa.Table:
-    """The table of a QueryTable answer: an IPC file (or, leniently, an IPC stream)."""
-    import pyarrow as pa
-
-    try:
-        if data.startswith(_FILE_MAGIC):
-            return pa.ipc.open_file(pa.BufferReader(data)).read_all()
-        return pa.ipc.open_stream(pa.BufferReader(data)).read_all()
-    except (pa.ArrowInvalid, OSError, ValueError):
-        raise errors.InternalError("the query answer is not Arrow IPC data") from None
+def read_ipc_file(data: bytes, limit: int | None = None) -> pa.Table:
+    """The table of a QueryTable answer: an IPC file (or, leniently, an IPC stream),
+    checked and validated in full first (:mod:`._arrow_guard`); InternalError else."""
+    return read_answer(data, limit)
 
 
-class IpcFileDecoder:
-    """Record batches of an Arrow IPC file (or stream) fed to it chunk by chunk.
-
-    QueryTable answers with an IPC *file*, whose footer comes last; its messages
-    before the footer are exactly an IPC stream, so batches can be decoded as their
-    bytes arrive (the streaming variant of QueryTable). A message is framed by its
-    metadata length, and its body length is read from the flatbuffer ``Message``.
-    Dictionary-encoded answers are decoded at the end, in one piece.
-    """
-
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-        self._raw = bytearray()
-        self._schema: Any = None
-        self._started = False
-        self._done = False
-        self._whole = False  # dictionaries met: decode everything at the end
-        self._padding = False
-
-    def feed(self, chunk: bytes) -> list[pa.RecordBatch]:
-        self._raw += chunk
-        if self._whole or self._done:
-            return []
-        self._buffer += chunk
-        if not self._started:
-            if len(self._buffer) < 8:
-                return []
-            if self._buffer.startswith(_FILE_MAGIC):
-                del self._buffer[:8]
-                self._padding = True
-            self._started = True
-        while self._padding and len(self._buffer) >= 8:
-            # writers may align the first message (arrow-rs to 64 bytes): zero padding
-            if any(self._buffer[:8]):
-                self._padding = False
-            else:
-                del self._buffer[:8]
-        if self._padding:
-            return []
-        return self._messages()
-
-    def finish(self) -> list[pa.RecordBatch]:
-        """The batches not yielded yet (all of them for a dictionary-encoded answer)."""
-        if self._whole:
-            batches: list[pa.RecordBatch] = read_ipc_file(bytes(self._raw)).to_batches()
-            return batches
-        if not self._done and (self._buffer or self._schema is None):
-            raise errors.InternalError("the query answer ended inside an Arrow message")
-        return []
-
-    def _messages(self) -> list[pa.RecordBatch]:
-        import pyarrow as pa
-
-        batches: list[pa.RecordBatch] = []
-        while True:
-            framed = _framed_size(self._buffer)
-            if framed is None:
-                return batches
-            if framed == 0:  # end of stream: the file's footer follows
-                self._done = True
-                return batches
-            if len(self._buffer) < framed:
-                return batches
-            message = pa.ipc.read_message(pa.py_buffer(bytes(self._buffer[:framed])))
-            del self._buffer[:framed]
-            if message.type == "schema":
-                self._schema = pa.ipc.read_schema(message)
-            elif message.type == "record batch" and self._schema is not None:
-                batches.append(pa.ipc.read_record_batch(message, self._schema))
-            else:
-                self._whole = True
-                return []
-
-
-def _framed_size(buffer: bytearray) -> int | None:
-    """Bytes of the next IPC message (prefix, metadata, body); 0 at end of stream."""
-    if len(buffer) < 8:
-        return None
-    if buffer[:4] == b"\xff\xff\xff\xff":
-        prefix, length = 8, int.from_bytes(buffer[4:8], "little", signed=True)
-    else:  # the format before 0.15: no continuation marker
-        prefix, length = 4, int.from_bytes(buffer[0:4], "little", signed=True)
-    if length == 0:
-        return 0
-    if len(buffer) < prefix + length:
-        return None
-    return prefix + length + _body_length(bytes(buffer[prefix : prefix + length]))
-
-
-def _body_length(metadata: bytes) -> int:
-    """``Message.bodyLength`` (field 3) of the flatbuffer ``metadata``."""
-    table = int.from_bytes(metadata[0:4], "little")
-    vtable = table - int.from_bytes(metadata[table : table + 4], "little", signed=True)
-    vtable_size = int.from_bytes(metadata[vtable : vtable + 2], "little")
-    slot = 4 + 2 * 3
-    if slot + 2 > vtable_size:
-        return 0
-    offset = int.from_bytes(metadata[vtable + slot : vtable + slot + 2], "little")
-    if offset == 0:
-        return 0
-    return int.from_bytes(metadata[table + offset : table + offset + 8], "little", signed=True)
+#: QueryTable answers decoded batch by batch as their bytes arrive (checked per message)
+IpcFileDecoder = AnswerDecoder

@@ -584,6 +584,16 @@ class RestNamespace(AsyncLanceNamespace):
         )
         return _answer(operation, parsed)
 
+    async def _query_table(self, request: Any) -> bytes:
+        """QueryTable's IPC file, checked before anything decodes it: its declared
+        decoded size counts against ``max_response_bytes`` (compression included), and a
+        malformed answer is InternalError (:mod:`._arrow_guard`)."""
+        from ._arrow_guard import check_answer
+
+        answer: bytes = await self._operation_call(OPERATIONS_BY_METHOD["query_table"], request)
+        check_answer(answer, self.config.max_response_bytes)
+        return answer
+
     async def _query_table_batches(self, request: Any) -> AsyncIterator[Any]:
         """QueryTable's batches decoded as the answer's bytes arrive (not held whole).
 
@@ -602,7 +612,7 @@ class RestNamespace(AsyncLanceNamespace):
         )
         kwargs["headers"] = {**kwargs.get("headers", {}), **self._headers(body)}
         what = f"QueryTable {'.'.join(parts)}"
-        decoder = IpcFileDecoder()
+        decoder = IpcFileDecoder(self.config.max_response_bytes)  # per message held
         client = self._client().get_async_httpx_client()
         try:
             async with client.stream(**kwargs) as response:

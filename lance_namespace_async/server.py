@@ -67,6 +67,7 @@ import attrs
 
 from . import errors
 from ._arrow_data import ArrowData
+from ._arrow_guard import DEFAULT_MAX_DECODED_BODY_BYTES, check_decoded_limit, checked_body
 from ._identifiers import DEFAULT_DELIMITER, parse_identifier
 from ._operations import OPERATIONS, Operation
 from ._server_origin import OriginPolicy
@@ -444,9 +445,11 @@ class _Adapter:
         expose_storage_options: bool,
         expose_vended_credentials: bool = False,
         origins: OriginPolicy | None = None,
+        max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
     ) -> None:
         self.namespace = namespace
         self.origins = origins or OriginPolicy()
+        self.max_decoded_body_bytes = max_decoded_body_bytes
         self.token = token
         self.max_body_bytes = max_body_bytes
         self.expose_storage_options = expose_storage_options
@@ -573,7 +576,8 @@ class _Adapter:
         body: dict[str, Any] = {}
         data: ArrowData | None = None
         if operation.takes_data:
-            data = ArrowData.of(await self._read_body(request, media_type=_ARROW_STREAM))
+            arrow = await self._read_body(request, media_type=_ARROW_STREAM)
+            data = await checked_body(arrow, self.max_decoded_body_bytes)  # before native code
         elif operation.request_body == "object":  # the body is one field of the request
             field = operation.request_field or "body"
             body = {field: _parse_json_object(await self._read_body(request))}
@@ -679,6 +683,7 @@ def create_app(
     expose_vended_credentials: bool = False,
     allowed_origins: Iterable[str] = (),
     allowed_hosts: Iterable[str] | None = None,
+    max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
 ) -> Starlette:
     """The ASGI application serving ``namespace`` as a Lance REST Namespace.
 
@@ -703,6 +708,10 @@ def create_app(
     is in ``allowed_origins``; given ``allowed_hosts``, so are requests naming
     another host (DNS rebinding): see ``_server_origin``. :func:`serve` always
     checks host names.
+
+    Arrow bodies (CreateTable, InsertIntoTable, MergeInsertIntoTable) are checked in
+    full before the backend sees them (:mod:`._arrow_guard`): malformed IPC is 400, and
+    more than ``max_decoded_body_bytes`` once decoded (compression included) is 413.
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
         raise errors.InvalidInputError("max_body_bytes must be an integer")
@@ -719,6 +728,7 @@ def create_app(
         expose_storage_options,
         expose_vended_credentials,
         OriginPolicy(allowed_origins, allowed_hosts),
+        check_decoded_limit(max_decoded_body_bytes),
     )
     app = _AdapterApp(adapter)
     app.state.namespace = namespace
@@ -786,6 +796,7 @@ def serve(
     allowed_hosts: Iterable[str] = (),
     allowed_storage_options: Iterable[str] = (),
     log_level: str = "info",
+    max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
 ) -> None:
     """Run the adapter with uvicorn until interrupted (blocking).
 
@@ -830,6 +841,7 @@ def serve(
         expose_vended_credentials=expose_vended_credentials,
         allowed_origins=allowed_origins,
         allowed_hosts=[*allowed_hosts, *([host] if _is_host_name(host) else [])],
+        max_decoded_body_bytes=max_decoded_body_bytes,
     )
     if auth_token is None and not _is_loopback(host):
         logger.warning("serving on %s without authentication: anyone can reach it", host)

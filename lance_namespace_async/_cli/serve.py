@@ -54,6 +54,13 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         help="largest request body accepted (default: 1 MiB)",
     )
     serve.add_argument(
+        "--max-decoded-body-bytes",
+        type=_positive_int,
+        metavar="N",
+        default=64 * 1024 * 1024,
+        help="largest Arrow body once decoded, compression included, else 413 (default: 64 MiB)",
+    )
+    serve.add_argument(
         "--expose-storage-options",
         action="store_true",
         help="answer DescribeTable/DeclareTable with the backend's storage options, "
@@ -211,6 +218,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
             allowed_origins=args.allow_origin,
             allowed_hosts=args.allow_host,
             log_level=args.log_level,
+            max_decoded_body_bytes=args.max_decoded_body_bytes,
         )
     except KeyboardInterrupt:
         pass
