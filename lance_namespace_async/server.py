@@ -69,6 +69,12 @@ from . import errors
 from ._arrow_data import ArrowData
 from ._identifiers import DEFAULT_DELIMITER, parse_identifier
 from ._operations import OPERATIONS, Operation
+from ._storage_workers import (
+    StorageWorkerError,
+    StorageWorkerLimits,
+    StorageWorkers,
+    serving_workers,
+)
 from ._vended_credentials import capture_vended
 
 try:
@@ -85,7 +91,16 @@ except ImportError as _exc:  # pragma: no cover - exercised without the extra on
 if TYPE_CHECKING:
     from ._base import AsyncLanceNamespace
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "ROUTES", "Route", "ServerLimits", "create_app", "serve"]
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "ROUTES",
+    "Route",
+    "ServerLimits",
+    "StorageWorkerLimits",
+    "StorageWorkers",
+    "create_app",
+    "serve",
+]
 
 logger = logging.getLogger("lance_namespace_async.server")
 
@@ -442,8 +457,10 @@ class _Adapter:
         max_body_bytes: int,
         expose_storage_options: bool,
         expose_vended_credentials: bool = False,
+        storage_workers: StorageWorkers | None = None,
     ) -> None:
         self.namespace = namespace
+        self.storage_workers = storage_workers
         self.token = token
         self.max_body_bytes = max_body_bytes
         self.expose_storage_options = expose_storage_options
@@ -499,7 +516,7 @@ class _Adapter:
         from_backend: bool = False,
     ) -> JSONResponse:
         operation = route.operation_id if route else "request"
-        if exc.http_status == 500:
+        if exc.http_status == 500 and not isinstance(exc, StorageWorkerError):
             # a backend's internal error holds raw pylance/Rust text: server paths, even
             # file bytes; the client learns the code, the operator the detail
             logger.error(
@@ -610,13 +627,21 @@ class _Adapter:
             body["id"] = list(identifier)
         elif delimiter is not None:
             body["delimiter"] = delimiter  # ListAllTables: the delimiter of the answer
+        workers = self.storage_workers
         try:
-            if operation.returns_arrow:
+            if workers is not None and workers.handles(route.method):
+                # crash, memory, deadline and disconnect isolation (_storage_workers)
+                result = await workers.call(route.method, body, data, request.receive)
+                if operation.returns_arrow:
+                    return result
+                vended: dict[str, str] = {}
+            elif operation.returns_arrow:
                 ipc: bytes = await self.namespace.query_table_ipc(body)
                 return ipc
-            call = getattr(self.namespace, route.method)
-            with capture_vended() as vended:
-                result = await (call(body, data) if data is not None else call(body))
+            else:
+                call = getattr(self.namespace, route.method)
+                with capture_vended() as vended:
+                    result = await (call(body, data) if data is not None else call(body))
         except errors.LanceNamespaceError as exc:
             raise _BackendError(exc) from exc
         if route.empty_response:
@@ -670,6 +695,7 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     expose_storage_options: bool = False,
     expose_vended_credentials: bool = False,
+    storage_workers: StorageWorkers | None = None,
 ) -> Starlette:
     """The ASGI application serving ``namespace`` as a Lance REST Namespace.
 
@@ -689,6 +715,11 @@ def create_app(
     ``vend_credentials``; see ``_vended_credentials``): short-lived and scoped by the
     catalog, but scoped to this server's identity, not the client's. Opt in only when
     every client may act on storage as the server does for the tables it can describe.
+
+    ``storage_workers`` runs the data-plane operations (``_storage_workers.STORAGE_METHODS``)
+    in its worker processes, each with a memory limit, a deadline per request and the
+    work killed when its client disconnects; the others stay in-process. The caller
+    owns it (start and close it); it must serve the same backend as ``namespace``.
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
         raise errors.InvalidInputError("max_body_bytes must be an integer")
@@ -698,12 +729,15 @@ def create_app(
         raise errors.InvalidInputError("expose_storage_options must be a boolean")
     if not isinstance(expose_vended_credentials, bool):
         raise errors.InvalidInputError("expose_vended_credentials must be a boolean")
+    if storage_workers is not None and not isinstance(storage_workers, StorageWorkers):
+        raise errors.InvalidInputError("storage_workers must be a StorageWorkers or None")
     adapter = _Adapter(
         namespace,
         _check_token(auth_token),
         max_body_bytes,
         expose_storage_options,
         expose_vended_credentials,
+        storage_workers,
     )
     app = _AdapterApp(adapter)
     app.state.namespace = namespace
@@ -756,6 +790,7 @@ def serve(
     expose_storage_options: bool = False,
     expose_vended_credentials: bool = False,
     log_level: str = "info",
+    storage_workers: StorageWorkerLimits | StorageWorkers | None = None,
 ) -> None:
     """Run the adapter with uvicorn until interrupted (blocking).
 
@@ -766,6 +801,13 @@ def serve(
     any client, with a token or without, can make the server hold
     (:class:`ServerLimits`; the defaults when None); ``expose_storage_options``
     and ``expose_vended_credentials`` are :func:`create_app`'s.
+
+    Storage work runs in worker processes (:mod:`._storage_workers`): given an impl
+    name, by default (``StorageWorkerLimits()``; ``StorageWorkerLimits(workers=0)``
+    turns them off); a namespace instance is served in-process unless
+    ``storage_workers`` is a :class:`StorageWorkers` for the same backend (the
+    caller's to close). On SIGTERM, requests get a short grace to finish, then the
+    workers still running are killed.
     """
     from ._base import AsyncLanceNamespace
     from ._registry import connect
@@ -782,27 +824,36 @@ def serve(
         namespace, owned = namespace_or_impl, False
     else:
         namespace, owned = connect(namespace_or_impl, properties or {}), True
+    workers, owned_workers = serving_workers(namespace_or_impl, properties, storage_workers)
     app = create_app(
         namespace,
         auth_token=auth_token,
         max_body_bytes=max_body_bytes,
         expose_storage_options=expose_storage_options,
         expose_vended_credentials=expose_vended_credentials,
+        storage_workers=workers,
     )
     if auth_token is None and not _is_loopback(host):
         logger.warning("serving on %s without authentication: anyone can reach it", host)
-    asyncio.run(
-        _serve(
-            app,
-            namespace,
-            owned,
-            limits=limits,
-            max_body_bytes=max_body_bytes,
-            host=host,
-            port=port,
-            log_level=log_level,
+    try:
+        if workers is not None:
+            workers.start()
+        asyncio.run(
+            _serve(
+                app,
+                namespace,
+                owned,
+                limits=limits,
+                max_body_bytes=max_body_bytes,
+                host=host,
+                port=port,
+                log_level=log_level,
+                shutdown_grace=None if workers is None else workers.limits.shutdown_grace,
+            )
         )
-    )
+    finally:
+        if workers is not None and owned_workers:
+            workers.close()
 
 
 async def _serve(
@@ -815,6 +866,7 @@ async def _serve(
     host: str,
     port: int,
     log_level: str,
+    shutdown_grace: float | None = None,
 ) -> None:
     try:
         from ._server_protocol import guarded_server
@@ -823,7 +875,15 @@ async def _serve(
             "serving needs uvicorn and httptools: "
             f"pip install 'lance-namespace-async[server]' ({exc})"
         ) from exc
-    server = guarded_server(app, limits, max_body_bytes, host=host, port=port, log_level=log_level)
+    server = guarded_server(
+        app,
+        limits,
+        max_body_bytes,
+        host=host,
+        port=port,
+        log_level=log_level,
+        timeout_graceful_shutdown=shutdown_grace,  # then in-flight requests are cancelled
+    )
     try:
         await server.serve()
     finally:

@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,9 +37,11 @@ def lance_ns_serve(
     *options: str,
     env: dict[str, str] | None = None,
     impl: str = "dir",
+    prefix: Sequence[str] = (),
 ) -> Iterator[ServeProcess]:
     """Start ``lance-ns serve --impl <impl>`` with ``properties`` and ``options``; stop it
-    (SIGTERM) on exit and require a clean exit (code 0)."""
+    (SIGTERM) on exit and require a clean exit (code 0). ``prefix`` runs it under a
+    wrapper that execs it (``prlimit --as=...``), so the PID stays the server's."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -49,7 +51,7 @@ def lance_ns_serve(
     )
     props = [arg for key, value in properties.items() for arg in ("--prop", f"{key}={value}")]
     process = subprocess.Popen(
-        [*command, "serve", "--impl", impl, *props, "--port", str(port), *options],
+        [*prefix, *command, "serve", "--impl", impl, *props, "--port", str(port), *options],
         env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from types import FrameType
 
 from .. import errors
+from . import serve_workers
 from .common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -93,6 +94,7 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         metavar="N",
         help="open connections; one more is answered 503 (default: 1000)",
     )
+    serve_workers.add_arguments(serve)
     serve.add_argument(
         "--log-level",
         default="info",
@@ -136,6 +138,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
     except errors.InvalidInputError as exc:
         parser.error(str(exc))
     _check_port_free(args.host, args.port)
+    workers = serve_workers.storage_workers(parser, args, connection)
     namespace = _connect(args, connection, scrub)
     server.create_app(namespace, auth_token=token)  # validate before announcing
     # uvicorn re-raises SIGTERM once it has shut down; make that a clean exit
@@ -154,6 +157,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
             expose_storage_options=args.expose_storage_options,
             expose_vended_credentials=args.expose_vended_credentials,
             log_level=args.log_level,
+            storage_workers=workers,
         )
     except KeyboardInterrupt:
         pass
@@ -169,6 +173,8 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
         )
         return EXIT_USAGE
     finally:
+        if workers is not None:
+            workers.close()  # after uvicorn's shutdown: no request is left to serve
         _close(namespace)
     return EXIT_OK
 
