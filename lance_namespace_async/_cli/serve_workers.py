@@ -26,13 +26,12 @@ def _count(value: str) -> int:
 
 def add_arguments(serve: argparse.ArgumentParser) -> None:
     """The "storage workers" option group of ``serve``."""
+    from .._operations import OPERATIONS_BY_METHOD
     from .._storage_workers import (
         MIN_WORKER_MEMORY_MIB,
         STORAGE_METHODS,
         default_worker_count,
     )
-
-    from .._operations import OPERATIONS_BY_METHOD
 
     names = ", ".join(sorted(OPERATIONS_BY_METHOD[name].operation_id for name in STORAGE_METHODS))
     group = serve.add_argument_group(
