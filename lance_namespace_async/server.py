@@ -835,25 +835,19 @@ def serve(
     )
     if auth_token is None and not _is_loopback(host):
         logger.warning("serving on %s without authentication: anyone can reach it", host)
-    try:
-        if workers is not None:
-            workers.start()
-        asyncio.run(
-            _serve(
-                app,
-                namespace,
-                owned,
-                limits=limits,
-                max_body_bytes=max_body_bytes,
-                host=host,
-                port=port,
-                log_level=log_level,
-                shutdown_grace=None if workers is None else workers.limits.shutdown_grace,
-            )
+    asyncio.run(
+        _serve(
+            app,
+            namespace,
+            owned,
+            limits=limits,
+            max_body_bytes=max_body_bytes,
+            host=host,
+            port=port,
+            log_level=log_level,
+            workers=(workers, owned_workers),
         )
-    finally:
-        if workers is not None and owned_workers:
-            workers.close()
+    )
 
 
 async def _serve(
@@ -866,7 +860,7 @@ async def _serve(
     host: str,
     port: int,
     log_level: str,
-    shutdown_grace: float | None = None,
+    workers: tuple[StorageWorkers | None, bool] = (None, False),
 ) -> None:
     try:
         from ._server_protocol import guarded_server
@@ -875,6 +869,7 @@ async def _serve(
             "serving needs uvicorn and httptools: "
             f"pip install 'lance-namespace-async[server]' ({exc})"
         ) from exc
+    pool, owned_pool = workers
     server = guarded_server(
         app,
         limits,
@@ -882,10 +877,15 @@ async def _serve(
         host=host,
         port=port,
         log_level=log_level,
-        timeout_graceful_shutdown=shutdown_grace,  # then in-flight requests are cancelled
+        # then in-flight requests are cancelled, and with them their workers' tasks
+        timeout_graceful_shutdown=pool.limits.shutdown_grace if pool is not None else None,
     )
     try:
+        if pool is not None:
+            pool.start()
         await server.serve()
     finally:
+        if pool is not None and owned_pool:
+            pool.close()
         if owned:
             await namespace.aclose()
