@@ -218,7 +218,9 @@ class StorageWorkers:
     """The pool of storage workers of one server; :meth:`close` it when done.
 
     Built from the backend's impl name and properties (each worker builds its own
-    backend from them); no process starts before :meth:`start` or the first request.
+    backend from them). No process starts before the first storage request (or
+    :meth:`start`): a server that only answers catalog requests never pays for
+    workers, and a starting server does not share its CPUs with their imports.
     """
 
     def __init__(
@@ -286,12 +288,6 @@ class StorageWorkers:
             pool, self._pool = self._pool, None
         if pool is not None:
             _stop_pool(pool)
-
-    def worker_pids(self) -> list[int]:
-        """The PIDs of the live workers (for tests and diagnostics)."""
-        import multiprocessing
-
-        return [p.pid for p in multiprocessing.active_children() if p.pid is not None]
 
     # -- one request -------------------------------------------------------------------
 

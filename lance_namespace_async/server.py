@@ -881,8 +881,6 @@ async def _serve(
         timeout_graceful_shutdown=pool.limits.shutdown_grace if pool is not None else None,
     )
     try:
-        if pool is not None:
-            pool.start()
         await server.serve()
     finally:
         if pool is not None and owned_pool:
