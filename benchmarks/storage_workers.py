@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="lna-workers-") as tmp:
         source = Path(tmp) / "source"
         _build(source, args.rows)
-        for mode, workers in MODES.items():
+        for mode in MODES:
             shutil.copytree(source, Path(tmp) / mode)
         for round_number in range(args.rounds):
             for mode, workers in MODES.items():

@@ -4,7 +4,8 @@ The server is ``lance-ns serve --impl dir`` in its own process on a free 127.0.0
 (``serve_process.lance_ns_serve``), run under ``prlimit --as`` so that a failure of the
 isolation cannot take the test machine's memory: one module server with two storage
 workers of 3 GiB address space each, and servers of their own for the deadline (a 3 s
-``--request-timeout``) and SIGTERM (a 1 s ``--shutdown-grace``) tests. Each attack is a request a client could send:
+``--request-timeout``) and SIGTERM (a 1 s ``--shutdown-grace``) tests. Each attack is a
+request a client could send:
 
 * a filter that overflows the query engine's stack (SIGSEGV) fails alone with 500/18,
   the server keeps its PID and answers the next request;
