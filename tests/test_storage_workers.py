@@ -85,12 +85,13 @@ def _root(tmp: Path) -> Path:
 
 
 @contextlib.contextmanager
-def _server(root: Path, *options: str) -> Iterator[ServeProcess]:
+def _server(root: Path, *options: str, warm: bool = True) -> Iterator[ServeProcess]:
     prefix = ("prlimit", f"--as={SERVER_ADDRESS_SPACE}")
     arguments = ("--log-level", "error", "--storage-workers", "2", *options)
     with lance_ns_serve({"root": str(root)}, *arguments, prefix=prefix) as served:
         assert worker_pids(served) == set()  # none before the first storage request
-        _warm_up(served)
+        if warm:
+            _warm_up(served)
         yield served
 
 
@@ -213,34 +214,66 @@ def test_a_memory_bomb_hits_the_worker_limit_not_the_server(served: ServeProcess
 
 def test_a_client_that_disconnects_has_its_work_killed(served: ServeProcess) -> None:
     before = _wait_for_workers(served, 2)
-    body = json.dumps({"predicate": SLOW_PREDICATE}).encode()
-    head = (
-        f"POST /v1/table/slow/count_rows HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
-    ).encode()
-    with socket.create_connection(("127.0.0.1", served.port)) as sock:
-        sock.sendall(head + body)
+    with _slow_request(served.port):
         time.sleep(1.0)  # the worker is busy with the predicate by now
     assert _gone_within(before, 5.0) < 5.0
     _assert_serves(served)
 
 
-def test_storage_work_past_its_deadline_is_503_and_killed(root: Path) -> None:
-    with _server(root, "--request-timeout", "3") as served:
-        before = worker_pids(served)
+def _slow_request(port: int) -> socket.socket:
+    """A raw connection sending the slow CountTableRows (close it to hang up)."""
+    body = json.dumps({"predicate": SLOW_PREDICATE}).encode()
+    head = (
+        f"POST /v1/table/slow/count_rows HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.sendall(head + body)
+    return sock
+
+
+@pytest.fixture(scope="module")
+def short_deadline(root: Path) -> Iterator[ServeProcess]:
+    """A server whose storage requests may take 3 s, with no queue beyond its 2 workers."""
+    with _server(root, "--request-timeout", "3", "--max-queued-requests", "0") as served:
+        yield served
+
+
+def test_catalog_requests_do_not_wait_for_busy_workers(short_deadline: ServeProcess) -> None:
+    served = short_deadline
+    busy = [_slow_request(served.port) for _ in range(2)]  # both workers
+    try:
+        time.sleep(0.5)
         with _client(served) as client:
             start = time.monotonic()
-            response = client.post("/v1/table/slow/count_rows", json={"predicate": SLOW_PREDICATE})
-            took = time.monotonic() - start
-        assert "timed out" in _error(response, 503, 17)
-        assert 2.9 < took < 6.0
-        assert _gone_within(before, 3.0) < 3.0
-        _assert_serves(served)
+            assert client.post("/v1/table/slow/describe", json={}).status_code == 200
+            # waiting for a worker would take >= 2.5 s (until the busy ones' deadline)
+            assert time.monotonic() - start < 2.0
+            # no queue: one more storage request is refused at once, not held
+            start = time.monotonic()
+            response = client.post("/v1/table/vectors/count_rows", json={})
+            assert "busy" in _error(response, 503, 17)
+            assert time.monotonic() - start < 1.0
+    finally:
+        for sock in busy:
+            sock.close()
+
+
+def test_storage_work_past_its_deadline_is_503_and_killed(short_deadline: ServeProcess) -> None:
+    served = short_deadline
+    before = worker_pids(served)
+    with _client(served) as client:
+        start = time.monotonic()
+        response = client.post("/v1/table/slow/count_rows", json={"predicate": SLOW_PREDICATE})
+        took = time.monotonic() - start
+    assert "timed out" in _error(response, 503, 17)
+    assert 2.9 < took < 6.0
+    assert _gone_within(before, 3.0) < 3.0
+    _assert_serves(served)
 
 
 def test_sigterm_stops_the_server_while_storage_work_runs(root: Path) -> None:
-    with _server(root, "--shutdown-grace", "1") as served:
-        workers = worker_pids(served)
+    with _server(root, "--shutdown-grace", "1", warm=False) as served:
         answers: list[int | str] = []
 
         def slow_request() -> None:
@@ -255,7 +288,8 @@ def test_sigterm_stops_the_server_while_storage_work_runs(root: Path) -> None:
 
         thread = threading.Thread(target=slow_request)
         thread.start()
-        time.sleep(1.0)
+        workers = _wait_for_workers(served, 2)  # started by the request
+        time.sleep(1.0)  # one of them runs it
         start = time.monotonic()
         served.process.send_signal(signal.SIGTERM)
         served.process.wait(timeout=15)
