@@ -240,6 +240,12 @@ class StorageWorkers:
         self.limits = limits if limits is not None else StorageWorkerLimits()
         if self.limits.workers < 1:
             raise errors.InvalidInputError("StorageWorkers needs workers >= 1")
+        try:  # refuse to start, rather than fail every storage request later
+            import pebble  # noqa: F401
+        except ImportError as exc:  # pragma: no cover - pebble is in the server extra
+            raise errors.MissingDependencyError(
+                f"storage workers need pebble: pip install 'lance-namespace-async[server]' ({exc})"
+            ) from exc
         self.impl = impl
         self._properties = dict(properties or {})
         self._pool: Any = None
@@ -275,10 +281,8 @@ class StorageWorkers:
     def _new_pool(self) -> Any:
         import multiprocessing
 
-        try:
-            import pebble
-        except ImportError as exc:  # pragma: no cover - pebble is a dependency
-            raise errors.MissingDependencyError(f"storage workers need pebble ({exc})") from exc
+        import pebble
+
         memory = self.limits.worker_memory_mib * 2**20
         return pebble.ProcessPool(
             max_workers=self.limits.workers,
@@ -313,8 +317,8 @@ class StorageWorkers:
                 f"the server is busy: {self._admitted} storage requests are running or "
                 "waiting; retry later"
             )
-        self._admitted += 1
         payload = data.to_bytes() if data is not None else None
+        self._admitted += 1
         work = asyncio.ensure_future(self._run(method, body, payload))
         watcher = asyncio.ensure_future(_disconnected(receive)) if receive else None
         waited_on = {work} if watcher is None else {work, watcher}

@@ -21,12 +21,15 @@ Worker PIDs are the server's children whose command line is multiprocessing's sp
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import shutil
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -39,6 +42,8 @@ import pytest
 from serve_process import ServeProcess, lance_ns_serve
 
 import lance_namespace_async as lna
+from lance_namespace_async import errors, server
+from lance_namespace_async._storage_workers import StorageWorkerLimits
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 pytest.importorskip("pebble", reason="the server extra is not installed")
@@ -299,3 +304,44 @@ def test_sigterm_stops_the_server_while_storage_work_runs(root: Path) -> None:
         assert stopped_in < 6.0  # 1 s of grace, then the worker is killed
         assert answers  # the client was answered or disconnected, not left hanging
         assert not any(_alive(pid) for pid in workers)
+
+
+# -- configuration ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [
+        {"workers": -1},
+        {"workers": True},
+        {"memory_mib": 100},  # below what pylance reserves before its first request
+        {"request_timeout": 0},
+        {"request_timeout": float("inf")},
+        {"max_queued": -1},
+        {"shutdown_grace": -1},
+    ],
+)
+def test_limits_out_of_range_are_refused(limits: dict[str, object]) -> None:
+    with pytest.raises(errors.InvalidInputError):
+        StorageWorkerLimits(**limits)  # type: ignore[arg-type]
+
+
+def test_workers_need_an_impl_name_not_a_namespace_instance(tmp_path: Path) -> None:
+    namespace = lna.connect("dir", {"root": str(tmp_path)})
+    try:
+        with pytest.raises(errors.InvalidInputError, match="impl name"):
+            server.serve(namespace, storage_workers=StorageWorkerLimits(workers=2))
+    finally:
+        asyncio.run(namespace.aclose())
+
+
+def test_lance_ns_serve_refuses_a_worker_memory_too_small(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "lance_namespace_async._cli", "serve", "--impl", "dir"]
+    result = subprocess.run(
+        [*command, "--prop", f"root={tmp_path}", "--worker-memory", "100"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "memory_mib must be >= 2048" in result.stderr
