@@ -446,7 +446,6 @@ def _initialize_worker(impl: str, properties: dict[str, str], memory_bytes: int)
         # threads started later inherit it (Linux niceness is per thread)
         os.nice(WORKER_NICENESS)
     _limit_address_space(memory_bytes)
-    _limit_malloc_arenas()
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     namespace: AsyncLanceNamespace | None = None
@@ -468,19 +467,6 @@ def _limit_address_space(memory_bytes: int) -> None:
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     soft = memory_bytes if hard == resource.RLIM_INFINITY else min(memory_bytes, hard)
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-
-
-def _limit_malloc_arenas() -> None:
-    """Few glibc malloc arenas: each reserves 64 MiB of address space, up to eight per
-    CPU, which an address-space limit would count as if used."""
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(name).mallopt(-8, 2)  # M_ARENA_MAX
 
 
 def _ping() -> None:
