@@ -447,18 +447,35 @@ def _initialize_worker(impl: str, properties: dict[str, str], memory_bytes: int)
         os.nice(WORKER_NICENESS)
     _limit_address_space(memory_bytes)
     loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
+    threading.Thread(
+        target=loop.run_until_complete, args=(_forever(),), name="storage-loop", daemon=True
+    ).start()
     namespace: AsyncLanceNamespace | None = None
     failure: errors.LanceNamespaceError | None = None
     try:
-        from ._registry import connect
-
-        namespace = connect(impl, properties)
+        namespace = asyncio.run_coroutine_threadsafe(_connect(impl, properties), loop).result()
     except errors.LanceNamespaceError as exc:
         failure = exc
     except Exception as exc:
         failure = errors.InternalError(f"the storage worker could not build its backend: {exc}")
     _worker = _Worker(loop, namespace, failure)
+
+
+async def _forever() -> None:
+    """The worker loop's root task, alive as long as the worker.
+
+    Operations run as tasks beside it (``run_coroutine_threadsafe``), so anyio keeps its
+    worker threads (tied to the root task) between them: with ``run_until_complete`` per
+    operation, each one was its own root task and anyio started a thread for every call
+    (a sixth of a CountTableRows' CPU in a worker).
+    """
+    await asyncio.Event().wait()
+
+
+async def _connect(impl: str, properties: dict[str, str]) -> AsyncLanceNamespace:
+    from ._registry import connect
+
+    return connect(impl, properties)  # on the loop its locks and clients will use
 
 
 def _limit_address_space(memory_bytes: int) -> None:
@@ -483,7 +500,8 @@ def _run_operation(method: str, body: dict[str, Any], payload: bytes | None) -> 
         failure = worker.failure
         return ("error", failure.code, str(failure), failure.detail)
     try:
-        result = worker.loop.run_until_complete(_operate(worker, method, body, payload))
+        operation = _operate(worker, method, body, payload)
+        result = asyncio.run_coroutine_threadsafe(operation, worker.loop).result()
     except MemoryError:
         os._exit(_MEMORY_EXIT)
     except errors.LanceNamespaceError as exc:
