@@ -309,6 +309,14 @@ def test_sigterm_stops_the_server_while_storage_work_runs(root: Path) -> None:
 # -- configuration ---------------------------------------------------------------------------
 
 
+def test_storage_workers_0_serves_storage_in_the_server_process(root: Path) -> None:
+    prefix = ("prlimit", f"--as={SERVER_ADDRESS_SPACE}")
+    options = ("--log-level", "error", "--storage-workers", "0")
+    with lance_ns_serve({"root": str(root)}, *options, prefix=prefix) as served:
+        _assert_serves(served)
+        assert worker_pids(served) == set()
+
+
 @pytest.mark.parametrize(
     "limits",
     [
