@@ -3,14 +3,17 @@
 The server is ``lance-ns serve --impl dir`` in its own process on a free 127.0.0.1 port
 (``serve_process.lance_ns_serve``), run under ``prlimit --as`` so that a failure of the
 isolation cannot take the test machine's memory: one module server with two storage
-workers of 3 GiB address space each, and servers of their own for the deadline (a 3 s
-``--request-timeout``) and SIGTERM (a 1 s ``--shutdown-grace``) tests. Each attack is a
-request a client could send:
+workers of 3 GiB address space each; one with a 3 s ``--request-timeout`` and no queue
+(``--max-queued-requests 0``); one per test for SIGTERM (a 1 s ``--shutdown-grace``) and
+for ``--storage-workers 0``. Each attack is a request a client could send:
 
 * a filter that overflows the query engine's stack (SIGSEGV) fails alone with 500/18,
   the server keeps its PID and answers the next request;
-* a QueryTable that asks for a vector column 2,000 times over 20,000 rows (GiBs) fails
-  with 500/18 once its worker hits the memory limit; the server's RSS stays small;
+* a QueryTable asking for the vector column 2,000 times (k=20,000 over 3,000 rows of 64-d
+  vectors: GiBs) fails with 500/18 once its worker hits the memory limit; the server's
+  RSS stays small;
+* while slow requests hold both workers, DescribeTable (in the server process) still
+  answers at once, and one storage request more is refused (503/17), not held;
 * a predicate that takes ~10 s of CPU is answered 503/17 at the deadline and the worker
   running it is killed (its PID is gone, so its CPU stops);
 * a client that disconnects mid-request has its worker killed within seconds;
