@@ -71,6 +71,12 @@ from ._arrow_guard import DEFAULT_MAX_DECODED_BODY_BYTES, check_decoded_limit, c
 from ._identifiers import DEFAULT_DELIMITER, parse_identifier
 from ._operations import OPERATIONS, Operation
 from ._server_origin import OriginPolicy
+from ._storage_workers import (
+    StorageWorkerError,
+    StorageWorkerLimits,
+    StorageWorkers,
+    serving_workers,
+)
 from ._vended_credentials import capture_vended
 
 try:
@@ -87,7 +93,16 @@ except ImportError as _exc:  # pragma: no cover - exercised without the extra on
 if TYPE_CHECKING:
     from ._base import AsyncLanceNamespace
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "ROUTES", "Route", "ServerLimits", "create_app", "serve"]
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "ROUTES",
+    "Route",
+    "ServerLimits",
+    "StorageWorkerLimits",
+    "StorageWorkers",
+    "create_app",
+    "serve",
+]
 
 logger = logging.getLogger("lance_namespace_async.server")
 
@@ -446,10 +461,12 @@ class _Adapter:
         expose_vended_credentials: bool = False,
         origins: OriginPolicy | None = None,
         max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
+        storage_workers: StorageWorkers | None = None,
     ) -> None:
         self.namespace = namespace
         self.origins = origins or OriginPolicy()
         self.max_decoded_body_bytes = max_decoded_body_bytes
+        self.storage_workers = storage_workers
         self.token = token
         self.max_body_bytes = max_body_bytes
         self.expose_storage_options = expose_storage_options
@@ -507,7 +524,7 @@ class _Adapter:
         from_backend: bool = False,
     ) -> JSONResponse:
         operation = route.operation_id if route else "request"
-        if exc.http_status == 500:
+        if exc.http_status == 500 and not isinstance(exc, StorageWorkerError):
             # a backend's internal error holds raw pylance/Rust text: server paths, even
             # file bytes; the client learns the code, the operator the detail
             logger.error(
@@ -619,13 +636,21 @@ class _Adapter:
             body["id"] = list(identifier)
         elif delimiter is not None:
             body["delimiter"] = delimiter  # ListAllTables: the delimiter of the answer
+        workers = self.storage_workers
         try:
-            if operation.returns_arrow:
+            if workers is not None and workers.handles(route.method):
+                # crash, memory, deadline and disconnect isolation (_storage_workers)
+                result = await workers.call(route.method, body, data, request.receive)
+                if operation.returns_arrow:
+                    return result
+                vended: dict[str, str] = {}
+            elif operation.returns_arrow:
                 ipc: bytes = await self.namespace.query_table_ipc(body)
                 return ipc
-            call = getattr(self.namespace, route.method)
-            with capture_vended() as vended:
-                result = await (call(body, data) if data is not None else call(body))
+            else:
+                call = getattr(self.namespace, route.method)
+                with capture_vended() as vended:
+                    result = await (call(body, data) if data is not None else call(body))
         except errors.LanceNamespaceError as exc:
             raise _BackendError(exc) from exc
         if route.empty_response:
@@ -684,6 +709,7 @@ def create_app(
     allowed_origins: Iterable[str] = (),
     allowed_hosts: Iterable[str] | None = None,
     max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
+    storage_workers: StorageWorkers | None = None,
 ) -> Starlette:
     """The ASGI application serving ``namespace`` as a Lance REST Namespace.
 
@@ -712,6 +738,11 @@ def create_app(
     Arrow bodies (CreateTable, InsertIntoTable, MergeInsertIntoTable) are checked in
     full before the backend sees them (:mod:`._arrow_guard`): malformed IPC is 400, and
     more than ``max_decoded_body_bytes`` once decoded (compression included) is 413.
+
+    ``storage_workers`` runs the data-plane operations (``_storage_workers.STORAGE_METHODS``)
+    in its worker processes, each with a memory limit, a deadline per request and the
+    work killed when its client disconnects; the others stay in-process. The caller
+    owns it (start and close it); it must serve the same backend as ``namespace``.
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
         raise errors.InvalidInputError("max_body_bytes must be an integer")
@@ -721,6 +752,8 @@ def create_app(
         raise errors.InvalidInputError("expose_storage_options must be a boolean")
     if not isinstance(expose_vended_credentials, bool):
         raise errors.InvalidInputError("expose_vended_credentials must be a boolean")
+    if storage_workers is not None and not isinstance(storage_workers, StorageWorkers):
+        raise errors.InvalidInputError("storage_workers must be a StorageWorkers or None")
     adapter = _Adapter(
         namespace,
         _check_token(auth_token),
@@ -729,6 +762,7 @@ def create_app(
         expose_vended_credentials,
         OriginPolicy(allowed_origins, allowed_hosts),
         check_decoded_limit(max_decoded_body_bytes),
+        storage_workers,
     )
     app = _AdapterApp(adapter)
     app.state.namespace = namespace
@@ -797,6 +831,7 @@ def serve(
     allowed_storage_options: Iterable[str] = (),
     log_level: str = "info",
     max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
+    storage_workers: StorageWorkerLimits | StorageWorkers | None = None,
 ) -> None:
     """Run the adapter with uvicorn until interrupted (blocking).
 
@@ -813,6 +848,14 @@ def serve(
     any), so a web page cannot reach it through DNS rebinding. Given an impl name, the
     backend is built with the server's defaults (``_serving``): only the storage options
     in ``allowed_storage_options`` may come from a table's properties or a request.
+
+
+    Storage work runs in worker processes (:mod:`._storage_workers`): given an impl
+    name, by default (``StorageWorkerLimits()``; ``StorageWorkerLimits(workers=0)``
+    turns them off); a namespace instance is served in-process unless
+    ``storage_workers`` is a :class:`StorageWorkers` for the same backend (the
+    caller's to close). On SIGTERM, requests get a short grace to finish, then the
+    workers still running are killed.
     """
     from ._base import AsyncLanceNamespace
     from ._registry import connect
@@ -822,6 +865,7 @@ def serve(
         limits = ServerLimits()
     elif not isinstance(limits, ServerLimits):
         raise errors.InvalidInputError("limits must be a ServerLimits")
+    served: dict[str, str] | None = None
     if isinstance(namespace_or_impl, AsyncLanceNamespace):
         if properties:
             raise errors.InvalidInputError(
@@ -833,6 +877,8 @@ def serve(
             namespace_or_impl, properties or {}, allowed_storage_options=allowed_storage_options
         )
         namespace, owned = connect(namespace_or_impl, served), True
+    # workers rebuild the backend from the served properties: confined like it
+    workers, owned_workers = serving_workers(namespace_or_impl, served, storage_workers)
     app = create_app(
         namespace,
         auth_token=auth_token,
@@ -842,6 +888,7 @@ def serve(
         allowed_origins=allowed_origins,
         allowed_hosts=[*allowed_hosts, *([host] if _is_host_name(host) else [])],
         max_decoded_body_bytes=max_decoded_body_bytes,
+        storage_workers=workers,
     )
     if auth_token is None and not _is_loopback(host):
         logger.warning("serving on %s without authentication: anyone can reach it", host)
@@ -855,6 +902,7 @@ def serve(
             host=host,
             port=port,
             log_level=log_level,
+            workers=(workers, owned_workers),
         )
     )
 
@@ -869,6 +917,7 @@ async def _serve(
     host: str,
     port: int,
     log_level: str,
+    workers: tuple[StorageWorkers | None, bool] = (None, False),
 ) -> None:
     try:
         from ._server_protocol import guarded_server
@@ -877,9 +926,21 @@ async def _serve(
             "serving needs uvicorn and httptools: "
             f"pip install 'lance-namespace-async[server]' ({exc})"
         ) from exc
-    server = guarded_server(app, limits, max_body_bytes, host=host, port=port, log_level=log_level)
+    pool, owned_pool = workers
+    server = guarded_server(
+        app,
+        limits,
+        max_body_bytes,
+        host=host,
+        port=port,
+        log_level=log_level,
+        # then in-flight requests are cancelled, and with them their workers' tasks
+        timeout_graceful_shutdown=pool.limits.shutdown_grace if pool is not None else None,
+    )
     try:
         await server.serve()
     finally:
+        if pool is not None and owned_pool:
+            pool.close()
         if owned:
             await namespace.aclose()

@@ -441,7 +441,7 @@ def test_normal_traffic_passes_the_bounds(served: ServeProcess) -> None:
     """Pipelined requests, a head and a body sent in small pieces within the deadlines, a
     head just under the cap: all answered as usual."""
     describe = (
-        b"POST /v1/table/ns%24t/describe HTTP/1.1\r\nHost: x\r\n" + AUTH + b"Content-Type: "
+        b"POST /v1/table/ns%24t/describe HTTP/1.1\r\nHost: 127.0.0.1\r\n" + AUTH + b"Content-Type: "
         b"application/json\r\nContent-Length: 2\r\n\r\n{}"
     )
     pipelined = exchange(served.port, [describe * 3], answers=3)
@@ -453,7 +453,7 @@ def test_normal_traffic_passes_the_bounds(served: ServeProcess) -> None:
 
     body = json.dumps({"properties": {"k": "v" * 1000}}).encode()
     head = (
-        b"POST /v1/namespace/trickled/create HTTP/1.1\r\nHost: x\r\n"
+        b"POST /v1/namespace/trickled/create HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         + AUTH
         + b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
     )

@@ -13,6 +13,7 @@ import attrs
 
 from .. import errors
 from .._profiles import Connection
+from . import serve_workers
 from .common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -148,6 +149,7 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         metavar="N",
         help="open connections; one more is answered 503 (default: 1000)",
     )
+    serve_workers.add_arguments(serve)
     serve.add_argument(
         "--log-level",
         default="info",
@@ -192,6 +194,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
         parser.error(str(exc))
     _check_port_free(args.host, args.port)
     connection = _served_connection(connection, args)
+    workers = serve_workers.storage_workers(parser, args, connection)
     namespace = _connect(args, connection, scrub)
     # validate before announcing
     server.create_app(
@@ -219,6 +222,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
             allowed_hosts=args.allow_host,
             log_level=args.log_level,
             max_decoded_body_bytes=args.max_decoded_body_bytes,
+            storage_workers=workers,
         )
     except KeyboardInterrupt:
         pass
@@ -234,6 +238,8 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
         )
         return EXIT_USAGE
     finally:
+        if workers is not None:
+            workers.close()  # after uvicorn's shutdown: no request is left to serve
         _close(namespace)
     return EXIT_OK
 
