@@ -68,7 +68,10 @@ import attrs
 from . import errors
 from ._arrow_data import ArrowData
 from ._identifiers import DEFAULT_DELIMITER, parse_identifier
+from ._lance_tables import is_native_panic
 from ._operations import OPERATIONS, Operation
+from ._request_limits import RequestLimits
+from ._table_locks import TableLocks
 from ._vended_credentials import capture_vended
 
 try:
@@ -85,7 +88,15 @@ except ImportError as _exc:  # pragma: no cover - exercised without the extra on
 if TYPE_CHECKING:
     from ._base import AsyncLanceNamespace
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "ROUTES", "Route", "ServerLimits", "create_app", "serve"]
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "ROUTES",
+    "RequestLimits",
+    "Route",
+    "ServerLimits",
+    "create_app",
+    "serve",
+]
 
 logger = logging.getLogger("lance_namespace_async.server")
 
@@ -179,6 +190,7 @@ ROUTES: tuple[Route, ...] = tuple(_route_of(operation) for operation in OPERATIO
 _PARAM_KINDS: dict[str, str] = {
     param.name: param.kind for operation in OPERATIONS for param in operation.query_params
 }
+_PLANS = frozenset({"ExplainTableQueryPlan", "AnalyzeTableQueryPlan"})
 _ARROW_STREAM = "application/vnd.apache.arrow.stream"
 _ARROW_FILE = "application/vnd.apache.arrow.file"
 
@@ -442,8 +454,11 @@ class _Adapter:
         max_body_bytes: int,
         expose_storage_options: bool,
         expose_vended_credentials: bool = False,
+        request_limits: RequestLimits | None = None,
     ) -> None:
         self.namespace = namespace
+        self.request_limits = request_limits or RequestLimits()
+        self.table_locks = TableLocks()
         self.token = token
         self.max_body_bytes = max_body_bytes
         self.expose_storage_options = expose_storage_options
@@ -474,7 +489,9 @@ class _Adapter:
             return self._error(failed.error, path, route, from_backend=True)
         except errors.LanceNamespaceError as exc:
             return self._error(exc, path, route)
-        except Exception:
+        except BaseException as exc:
+            if not isinstance(exc, Exception) and not is_native_panic(exc):
+                raise  # cancellation, exit: not a failure of this request
             operation = route.operation_id if route else "request"
             logger.error(
                 "unexpected error in %s %s:\n%s",
@@ -610,18 +627,23 @@ class _Adapter:
             body["id"] = list(identifier)
         elif delimiter is not None:
             body["delimiter"] = delimiter  # ListAllTables: the delimiter of the answer
+        self.request_limits.check(operation.operation_id, body)
         try:
             if operation.returns_arrow:
                 ipc: bytes = await self.namespace.query_table_ipc(body)
+                self.request_limits.check_answer(len(ipc))
                 return ipc
             call = getattr(self.namespace, route.method)
-            with capture_vended() as vended:
-                result = await (call(body, data) if data is not None else call(body))
+            async with self.table_locks.hold(operation.operation_id, body):
+                with capture_vended() as vended:
+                    result = await (call(body, data) if data is not None else call(body))
         except errors.LanceNamespaceError as exc:
             raise _BackendError(exc) from exc
         if route.empty_response:
             return None
         answer = _answer_body(operation, result)
+        if operation.operation_id in _PLANS and isinstance(answer, str):
+            answer = _without_server_paths(answer)  # LanceRead: uri=<the server's path>
         if not self.expose_storage_options and isinstance(answer, dict):
             answered = answer.pop("storage_options", None) is not None
             if self.expose_vended_credentials and vended and answered:
@@ -670,6 +692,7 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     expose_storage_options: bool = False,
     expose_vended_credentials: bool = False,
+    request_limits: RequestLimits | None = None,
 ) -> Starlette:
     """The ASGI application serving ``namespace`` as a Lance REST Namespace.
 
@@ -689,6 +712,10 @@ def create_app(
     ``vend_credentials``; see ``_vended_credentials``): short-lived and scoped by the
     catalog, but scoped to this server's identity, not the client's. Opt in only when
     every client may act on storage as the server does for the tables it can describe.
+
+    ``request_limits`` bound the expressions and parameters of every request and the
+    size of QueryTable answers (:class:`~._request_limits.RequestLimits`; its defaults
+    when None): a request over a limit is code 13 before the backend sees it.
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
         raise errors.InvalidInputError("max_body_bytes must be an integer")
@@ -698,12 +725,15 @@ def create_app(
         raise errors.InvalidInputError("expose_storage_options must be a boolean")
     if not isinstance(expose_vended_credentials, bool):
         raise errors.InvalidInputError("expose_vended_credentials must be a boolean")
+    if request_limits is not None and not isinstance(request_limits, RequestLimits):
+        raise errors.InvalidInputError("request_limits must be a RequestLimits")
     adapter = _Adapter(
         namespace,
         _check_token(auth_token),
         max_body_bytes,
         expose_storage_options,
         expose_vended_credentials,
+        request_limits,
     )
     app = _AdapterApp(adapter)
     app.state.namespace = namespace
@@ -755,6 +785,7 @@ def serve(
     limits: ServerLimits | None = None,
     expose_storage_options: bool = False,
     expose_vended_credentials: bool = False,
+    request_limits: RequestLimits | None = None,
     log_level: str = "info",
 ) -> None:
     """Run the adapter with uvicorn until interrupted (blocking).
@@ -764,8 +795,8 @@ def serve(
     is the loopback interface: exposing a catalog to the network is a decision,
     so binding elsewhere without a token logs a warning. ``limits`` bound what
     any client, with a token or without, can make the server hold
-    (:class:`ServerLimits`; the defaults when None); ``expose_storage_options``
-    and ``expose_vended_credentials`` are :func:`create_app`'s.
+    (:class:`ServerLimits`; the defaults when None); ``expose_storage_options``,
+    ``expose_vended_credentials`` and ``request_limits`` are :func:`create_app`'s.
     """
     from ._base import AsyncLanceNamespace
     from ._registry import connect
@@ -788,6 +819,7 @@ def serve(
         max_body_bytes=max_body_bytes,
         expose_storage_options=expose_storage_options,
         expose_vended_credentials=expose_vended_credentials,
+        request_limits=request_limits,
     )
     if auth_token is None and not _is_loopback(host):
         logger.warning("serving on %s without authentication: anyone can reach it", host)

@@ -23,6 +23,7 @@ from .common import (
     _Scrubber,
     _seconds,
 )
+from .request_limits import add_request_limit_options, request_limits_of
 
 
 def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
@@ -93,6 +94,7 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         metavar="N",
         help="open connections; one more is answered 503 (default: 1000)",
     )
+    add_request_limit_options(serve)
     serve.add_argument(
         "--log-level",
         default="info",
@@ -135,6 +137,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
         limits = server.ServerLimits(**{k: v for k, v in given.items() if v is not None})
     except errors.InvalidInputError as exc:
         parser.error(str(exc))
+    request_limits = request_limits_of(parser, args)
     _check_port_free(args.host, args.port)
     namespace = _connect(args, connection, scrub)
     server.create_app(namespace, auth_token=token)  # validate before announcing
@@ -151,6 +154,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
             auth_token=token,
             max_body_bytes=args.max_body_bytes,
             limits=limits,
+            request_limits=request_limits,
             expose_storage_options=args.expose_storage_options,
             expose_vended_credentials=args.expose_vended_credentials,
             log_level=args.log_level,
