@@ -33,6 +33,7 @@ async def _call_pylance(
 ) -> Any:
     from .. import errors
     from .._base import json_data
+    from ._branches import PYLANCE_READS_BRANCH, branch_of, check_ref_names, on_branch
 
     body: dict[str, Any] = json_data(request)
     table = None
@@ -40,6 +41,14 @@ async def _call_pylance(
         table = namespace._table_id(body.get("id"))
         body["id"] = list(table)
     query = body.get("query") if operation.operation_id == "ExplainTableQueryPlan" else body
+    check_ref_names(operation.operation_id, body)
+    branch = branch_of(body) or (branch_of(query) if isinstance(query, dict) else None)
+    if branch is not None and operation.operation_id not in PYLANCE_READS_BRANCH:
+        # pylance would act on main: on the branch here, or refused (never main)
+        if table is None:
+            raise errors.UnsupportedOperationError(f"{operation.operation_id} on a branch")
+        answer = await on_branch(namespace, operation.operation_id, body, table, data)
+        return _answer(operation, answer)
     if (
         operation.operation_id in _QUERIES
         and isinstance(query, dict)
