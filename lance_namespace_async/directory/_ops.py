@@ -60,6 +60,12 @@ async def _call_pylance(
     if function is None:
         raise namespace._unsupported(operation.operation_id)
     arguments: tuple[Any, ...] = (body,) if data is None else (body, data.to_bytes())
+    if operation.operation_id == "CreateTable" and data is not None:
+        # pylance writes a table into a namespace that does not exist (and no listing
+        # shows it), and refuses a stream without batches as an internal error
+        if table is not None and len(table) > 1:
+            await namespace._require_namespace(table[:-1])
+        arguments = (body, await namespace._run(_with_a_batch, arguments[1]))
     try:
         result = await namespace._run(function, *arguments)
     except errors.TableNotFoundError:
@@ -67,6 +73,20 @@ async def _call_pylance(
             await namespace._require_namespace(table[:-1])
         raise
     return _answer(operation, result)
+
+
+def _with_a_batch(stream: bytes) -> bytes:
+    """``stream``, or when it holds no batch, its schema with one empty batch (pylance
+    then creates the empty table, as the catalog backends do)."""
+    import pyarrow as pa
+
+    reader = pa.ipc.open_stream(pa.BufferReader(stream))
+    for _ in reader:
+        return stream
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, reader.schema) as writer:
+        writer.write_batch(pa.RecordBatch.from_pylist([], schema=reader.schema))
+    return bytes(sink.getvalue().to_pybytes())
 
 
 _QUERIES = frozenset({"QueryTable", "AnalyzeTableQueryPlan", "ExplainTableQueryPlan"})
