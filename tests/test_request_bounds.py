@@ -250,24 +250,24 @@ def test_realistic_filters_pass_in_queries_and_counts(
         assert 0 < pa.ipc.open_file(answer.content).read_all().num_rows <= ROWS
 
 
-def test_a_query_answer_above_max_answer_bytes_is_refused(tmp_path: Path) -> None:
+async def test_a_query_answer_above_max_answer_bytes_is_refused(tmp_path: Path) -> None:
+    # in process (the adapter alone decides it): no second server to start
     root = tmp_path / "root"
     make_root(root)
-    options = ["--auth-token-env", "LNS_BOUNDS_TOKEN", "--max-answer-bytes", "4096"]
-    with (
-        lance_ns_serve({"root": str(root)}, *options, env={"LNS_BOUNDS_TOKEN": TOKEN}) as s,
-        client(s) as http,
-    ):
-        small = http.post(
-            "/v1/table/ns$t/query", json={"k": 2, "vector": {}, "columns": {"column_names": ["id"]}}
-        )
-        assert small.status_code == 200, small.text
-        assert pa.ipc.open_file(small.content).read_all().num_rows == 2
-        large = http.post("/v1/table/ns$t/query", json={"k": 100, "vector": {}})
-        assert large.status_code == 400, large.text
-        assert large.json()["code"] == 13
-        assert "max_answer_bytes (4096)" in large.json()["error"]
-        assert s.process.poll() is None
+    limits = RequestLimits(max_answer_bytes=4096)
+    async with lna.connect("dir", {"root": str(root)}) as backend:
+        transport = httpx.ASGITransport(app=create_app(backend, request_limits=limits))
+        async with httpx.AsyncClient(transport=transport, base_url="http://lance") as http:
+            small = await http.post(
+                "/v1/table/ns$t/query",
+                json={"k": 2, "vector": {}, "columns": {"column_names": ["id"]}},
+            )
+            assert small.status_code == 200, small.text
+            assert pa.ipc.open_file(small.content).read_all().num_rows == 2
+            large = await http.post("/v1/table/ns$t/query", json={"k": 100, "vector": {}})
+            assert large.status_code == 400, large.text
+            assert large.json()["code"] == 13
+            assert "max_answer_bytes (4096)" in large.json()["error"]
 
 
 def test_a_plan_names_no_server_path(served: ServeProcess, root: Path) -> None:
