@@ -73,7 +73,7 @@ _TOKEN = re.compile(
     | (?P<string>'(?:[^']|'')*'|[eE]'(?:[^'\\]|\\.|'')*')
     | (?P<quoted>"(?:[^"]|"")*"|`(?:[^`]|``)*`)
     | (?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
-    | (?P<word>[A-Za-z_][A-Za-z0-9_$]*)
+    | (?P<word>[^\W\d]\w*)
     | (?P<open>[(\[])
     | (?P<close>[)\]])
     | (?P<comma>,)
@@ -310,12 +310,16 @@ class _ExpressionCheck:
         calls: list[list[Any]] = []
         amplification = 1
         position = 0
-        for match in _TOKEN.finditer(text):
-            if match.start() != position:
-                break  # an unknown character: the engine's parser reports it
-            position = match.end()
-            kind = match.lastgroup or ""
-            token = match.group()
+        while position < len(text):
+            match = _TOKEN.match(text, position)
+            if match is None:
+                # a character no token starts with (an unterminated quote, a stray ``$``):
+                # skipped, so what follows is still counted; the engine's parser refuses it
+                kind, token = "other", text[position]
+                position += 1
+            else:
+                kind, token = match.lastgroup or "", match.group()
+                position = match.end()
             if kind == "space":
                 continue
             if calls and calls[-1][0] == depth:  # an argument of an amplifying call
@@ -323,7 +327,7 @@ class _ExpressionCheck:
             if kind == "open":
                 depth += 1
                 if depth > limits.max_expression_depth:
-                    raise self._refuse(f"nesting deeper than {depth - 1}", "max_expression_depth")
+                    raise self._refuse(f"{depth} levels of nesting", "max_expression_depth")
                 if token == "(" and previous in ("word", "quoted") and word in _AMPLIFIERS:
                     calls.append([depth, _AMPLIFIERS[word], 0])
             elif kind == "close":
@@ -340,10 +344,7 @@ class _ExpressionCheck:
             elif kind == "word" and token.lower() in _BINARY_WORDS:
                 operators += 1
             if operators > limits.max_expression_operators:
-                raise self._refuse(
-                    f"more than {limits.max_expression_operators} operators",
-                    "max_expression_operators",
-                )
+                raise self._refuse(f"{operators} operators", "max_expression_operators")
             if kind in ("word", "quoted"):
                 word = token.strip('"`').lower() if kind == "quoted" else token.lower()
             previous = kind

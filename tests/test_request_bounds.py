@@ -112,6 +112,12 @@ ATTACKS: list[tuple[str, str, dict[str, Any], tuple[str, str]]] = [
         {"updates": [["id", "id" + " + 1" * 300]]},
         ("updates[0]", "operators"),
     ),
+    (
+        "a stray character before a chain",
+        "count_rows",
+        {"predicate": "$é'" + PLUS_CHAIN},
+        ("predicate", "operators"),
+    ),
     ("nesting", "query", {"filter": "(" * 40 + "id > 0" + ")" * 40}, ("filter", "depth")),
     (
         "repeat in a count",
@@ -232,7 +238,7 @@ REALISTIC = [
     "id IN (" + ",".join(str(i) for i in range(1000)) + ")",
     "id IN (" + ",".join(str(-i) for i in range(1000)) + ") OR id >= 0",
     " AND ".join(f"(id >= {-i} OR s IS NULL)" for i in range(40)),
-    "lpad(s, 10, '0') >= '0000000s0' AND s LIKE 's%' AND s != '((('",
+    "lpad(s, 10, '0') >= '0000000s0' AND s LIKE 's%' AND s != '" + "(" * 40 + " + 1" * 300 + "'",
     "(((((id > 1) AND (id < 1000)))))",
 ]
 
