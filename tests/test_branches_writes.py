@@ -291,6 +291,9 @@ def test_a_catalog_backend_refuses_branches_bounds_requests_and_creates_empty_ta
             answer = http.post(f"/v1/table/wh$b$t/{path}", json={**body, "branch": "dev"})
             assert answer.status_code == 406, answer.text
             assert answer.json()["code"] == 0
+        described = http.post("/v1/table/wh$b$t/describe", json={"branch": "dev"})
+        assert described.status_code == 406, described.text
+        assert "DescribeTable" in described.json()["error"]
         for path, body in (("schema_metadata/update", {"a": "b"}), ("version/list", {})):
             answer = http.post(f"/v1/table/wh$b$t/{path}", params={"branch": "dev"}, json=body)
             assert answer.status_code == 406, answer.text
