@@ -82,7 +82,8 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def served(root: Path) -> Iterator[ServeProcess]:
-    options = ["--auth-token-env", "LNS_BOUNDS_TOKEN", "--log-level", "error"]
+    # --max-k below its default: the flag must reach the server (test_a_serve_flag_...)
+    options = ["--auth-token-env", "LNS_BOUNDS_TOKEN", "--log-level", "error", "--max-k", "5000"]
     with lance_ns_serve({"root": str(root)}, *options, env={"LNS_BOUNDS_TOKEN": TOKEN}) as s:
         yield s
 
@@ -144,7 +145,7 @@ ATTACKS: list[tuple[str, str, dict[str, Any], tuple[str, str]]] = [
         ("new_columns[0].expression", "amplification"),
     ),
     ("rpad in an update", "update", {"updates": [["s", "rpad(s, 100000)"]]}, ("updates[0]", "")),
-    ("a huge k", "query", {"k": 10**9}, ("k", "max_k")),
+    ("a huge k", "query", {"k": 10**9}, ("k", "max_k (5000)")),
     ("a huge offset", "query", {"k": 10, "offset": 10**9}, ("offset", "max_offset")),
     (
         "a column aliased 2,000 times",
@@ -214,6 +215,14 @@ def test_each_attack_is_refused_with_code_13_at_once_and_the_server_lives(
         assert took < QUICK, f"refused after {took:.2f} s"
         assert served.process.poll() is None
         assert count(http) == ROWS  # nothing changed
+
+
+def test_a_serve_flag_sets_its_limit(served: ServeProcess) -> None:
+    with client(served) as http:
+        answer = http.post("/v1/table/ns$t/query", json={"k": 6000, "vector": {}})
+        assert answer.status_code == 400, answer.text
+        assert "max_k (5000)" in answer.json()["error"]
+        assert http.post("/v1/table/ns$t/query", json={"k": 5000, "vector": {}}).status_code == 200
 
 
 def test_a_merge_insert_filter_in_the_query_string_is_bounded(served: ServeProcess) -> None:
