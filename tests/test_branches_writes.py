@@ -333,3 +333,77 @@ def test_the_library_writes_to_the_branch_too(tmp_path: Path) -> None:
     assert ns.count_table_rows({"id": ["t"]}).count == 5
     assert ns.count_table_rows({"id": ["t"], "branch": "dev"}).count == 7
     ns.close()
+
+
+#: a plausible request for each operation that takes ``branch`` (its branch added below)
+PLAUSIBLE: dict[str, dict[str, Any]] = {
+    "RestoreTable": {"version": 1},
+    "UpdateTableSchemaMetadata": {"metadata": {"a": "b"}},
+    "CreateTableVersion": {"version": 99, "manifest_path": "_versions/99.manifest"},
+    "DescribeTableVersion": {"version": 1},
+    "BatchDeleteTableVersions": {"ranges": [{"start_version": 0, "end_version": -1}]},
+    "AlterTableAlterColumns": {"alterations": [{"path": "s", "rename": "t"}]},
+    "UpdateFieldMetadata": {"updates": [{"path": "s", "metadata": {"a": "b"}}]},
+    "AlterTableDropColumns": {"columns": ["s"]},
+    "MergeInsertIntoTable": {"on": "id", "when_not_matched_insert_all": True},
+    "UpdateTable": {"updates": [["s", "'x'"]]},
+    "DeleteFromTable": {"predicate": "id < 3"},
+    "QueryTable": {"k": 100, "vector": {}},
+    "ExplainTableQueryPlan": {"query": {"k": 1, "vector": {}}},
+    "AnalyzeTableQueryPlan": {"k": 1, "vector": {}},
+    "AlterTableAddColumns": {"new_columns": [{"name": "c", "expression": "id"}]},
+    "AlterTableBackfillColumns": {"column": "s"},
+    "CreateTableIndex": {"column": "id", "index_type": "BTREE"},
+    "CreateTableScalarIndex": {"column": "id", "index_type": "BTREE"},
+    "DescribeTableIndexStats": {"index_name": "id_idx"},
+    "DropTableIndex": {"index_name": "id_idx"},
+    "CreateTableTag": {"tag": "t1", "version": 1},
+    "UpdateTableTag": {"tag": "t1", "version": 1},
+}
+
+
+async def test_every_operation_with_a_branch_acts_on_it_or_refuses_never_main(
+    tmp_path: Path,
+) -> None:
+    """Every operation of the spec whose request has ``branch``, on the dir backend:
+    main's files are the same after it, and it either succeeds (those that act on or read
+    the branch) or raises a typed error that is not an internal one."""
+    import attrs
+
+    from lance_namespace_async import errors, models
+    from lance_namespace_async._operations import OPERATIONS
+    from lance_namespace_async.directory._branches import (
+        BRANCH_OPERATIONS,
+        PYLANCE_READS_BRANCH,
+    )
+
+    with_branch = [
+        operation
+        for operation in OPERATIONS
+        if "branch" in attrs.fields_dict(getattr(models, operation.request_model))
+    ]
+    assert len(with_branch) >= 28  # spec/rest.yaml as of this test
+    async with lna.connect("dir", {"root": str(tmp_path)}) as ns:
+        created = await ns.create_table({"id": ["t"]}, rows(range(10)))
+        await ns.create_table_branch({"id": ["t"], "name": "dev"})
+        acting = set(BRANCH_OPERATIONS) | PYLANCE_READS_BRANCH
+        for operation in with_branch:
+            body = {"id": ["t"], "branch": "dev", **PLAUSIBLE.get(operation.operation_id, {})}
+            if operation.operation_id == "ExplainTableQueryPlan":
+                body["query"] = {**body["query"], "id": ["t"], "branch": "dev"}
+            before = tree_digest(created.location)
+            call = getattr(ns, operation.method)
+            try:
+                if operation.takes_data:
+                    await call(body, rows(range(20, 22)))
+                else:
+                    await call(body)
+                outcome = "acted"
+            except errors.LanceNamespaceError as exc:
+                outcome = type(exc).__name__  # InternalError would fail below
+            assert tree_digest(created.location) == before, operation.operation_id
+            if operation.operation_id in acting:
+                assert outcome == "acted", operation.operation_id
+            else:
+                assert outcome == "UnsupportedOperationError", (operation.operation_id, outcome)
+        assert (await ns.count_table_rows({"id": ["t"]})).count == 10
