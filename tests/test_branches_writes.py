@@ -29,6 +29,7 @@ from iceberg_rest_server import iceberg_catalog
 from serve_process import ServeProcess, lance_ns_serve
 
 import lance_namespace_async as lna
+from lance_namespace_async import errors
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 
@@ -330,6 +331,8 @@ def test_the_library_writes_to_the_branch_too(tmp_path: Path) -> None:
     ns.create_table({"id": ["t"]}, rows(range(5)))
     ns.create_table_branch({"id": ["t"], "name": "dev"})
     ns.insert_into_table({"id": ["t"], "branch": "dev"}, rows(range(5, 7)))
+    with pytest.raises(errors.TableBranchNotFoundError):
+        ns.insert_into_table({"id": ["t"], "branch": "nope"}, rows(range(5, 7)))
     assert ns.count_table_rows({"id": ["t"]}).count == 5
     assert ns.count_table_rows({"id": ["t"], "branch": "dev"}).count == 7
     ns.close()
@@ -370,7 +373,7 @@ async def test_every_operation_with_a_branch_acts_on_it_or_refuses_never_main(
     the branch) or raises a typed error that is not an internal one."""
     import attrs
 
-    from lance_namespace_async import errors, models
+    from lance_namespace_async import models
     from lance_namespace_async._operations import OPERATIONS
     from lance_namespace_async.directory._branches import (
         BRANCH_OPERATIONS,
