@@ -476,6 +476,15 @@ def _data_failure(exc: BaseException, message: str) -> errors.LanceNamespaceErro
     return None
 
 
+def is_native_panic(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Rust panic pyo3 raised (``PanicException``, a BaseException)."""
+    return type(exc).__name__ == "PanicException"
+
+
+#: Rust's ``Location { file: "...", line: N, column: N }`` (a source position in a message)
+_RUST_LOCATION = re.compile(r",?\s*location:\s*Location\s*\{[^}]*\}|Location\s*\{[^}]*\}")
+
+
 def translate(exc: BaseException) -> errors.LanceNamespaceError:
     """Turn an exception of pylance or the OS into our typed error."""
     if isinstance(exc, errors.LanceNamespaceError):
@@ -486,7 +495,9 @@ def translate(exc: BaseException) -> errors.LanceNamespaceError:
         storage = storage_failure(exc)
         if storage is not None:
             return storage
-    message = _RUST_SOURCE_SUFFIX.sub("", str(exc))
+    message = _RUST_LOCATION.sub("", _RUST_SOURCE_SUFFIX.sub("", str(exc)))
+    if is_native_panic(exc):  # the native code failed, not the request
+        return errors.InternalError(f"the storage engine failed: {message}")
     if isinstance(code, int) and type(exc).__module__.startswith("lance_namespace"):
         if code == errors.ErrorCode.INTERNAL:
             # pylance 14.0.2 reports a caller's mistake inside a data operation as
@@ -664,7 +675,9 @@ class LanceTables:
             return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
         except errors.LanceNamespaceError:
             raise
-        except Exception as exc:
+        except BaseException as exc:
+            if not isinstance(exc, Exception) and not is_native_panic(exc):
+                raise  # cancellation, exit
             raise translate(exc) from exc
 
     async def open(

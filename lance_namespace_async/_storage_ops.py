@@ -130,6 +130,21 @@ class StorageTableOperations(AsyncLanceNamespace):
     #: entries the catalog itself keeps in a table's directory (Iceberg's metadata)
     _catalog_files: frozenset[str] = frozenset()
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A backend's own DescribeTable refuses a branch: a catalog's tables have none
+        (CreateTableBranch is not theirs), and its answer would describe main."""
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("_describe_table")
+        if own is not None:
+
+            async def describe_table(self: Any, request: Any) -> Any:
+                if json_data(request).get("branch") not in (None, "", "main"):
+                    raise errors.UnsupportedOperationError("DescribeTable on a branch")
+                return await own(self, request)
+
+            describe_table.__doc__ = own.__doc__
+            cls._describe_table = describe_table  # type: ignore[method-assign]
+
     # -- what a backend provides -------------------------------------------------------------
 
     async def _creation_location(self, table: list[str]) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import errors
+from ._ref_names import check_ref_names
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -72,6 +73,7 @@ def tag_name(body: Mapping[str, Any], what: str) -> str:
     tag = body.get("tag")
     if not isinstance(tag, str) or not tag:
         raise errors.InvalidInputError(f"{what} needs a tag name")
+    check_ref_names("Tag", {"tag": tag})  # a name pylance cannot hold is code 13
     return tag
 
 

@@ -69,7 +69,9 @@ from . import errors
 from ._arrow_data import ArrowData
 from ._arrow_guard import DEFAULT_MAX_DECODED_BODY_BYTES, check_decoded_limit, checked_body
 from ._identifiers import DEFAULT_DELIMITER, parse_identifier
+from ._lance_tables import is_native_panic
 from ._operations import OPERATIONS, Operation
+from ._request_limits import RequestLimits
 from ._server_origin import OriginPolicy
 from ._storage_workers import (
     StorageWorkerError,
@@ -77,6 +79,7 @@ from ._storage_workers import (
     StorageWorkers,
     serving_workers,
 )
+from ._table_locks import TableLocks
 from ._vended_credentials import capture_vended
 
 try:
@@ -96,6 +99,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "ROUTES",
+    "RequestLimits",
     "Route",
     "ServerLimits",
     "StorageWorkerLimits",
@@ -196,6 +200,7 @@ ROUTES: tuple[Route, ...] = tuple(_route_of(operation) for operation in OPERATIO
 _PARAM_KINDS: dict[str, str] = {
     param.name: param.kind for operation in OPERATIONS for param in operation.query_params
 }
+_PLANS = frozenset({"ExplainTableQueryPlan", "AnalyzeTableQueryPlan"})
 _ARROW_STREAM = "application/vnd.apache.arrow.stream"
 _ARROW_FILE = "application/vnd.apache.arrow.file"
 
@@ -462,11 +467,14 @@ class _Adapter:
         origins: OriginPolicy | None = None,
         max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
         storage_workers: StorageWorkers | None = None,
+        request_limits: RequestLimits | None = None,
     ) -> None:
         self.namespace = namespace
         self.origins = origins or OriginPolicy()
         self.max_decoded_body_bytes = max_decoded_body_bytes
         self.storage_workers = storage_workers
+        self.request_limits = request_limits or RequestLimits()
+        self.table_locks = TableLocks()
         self.token = token
         self.max_body_bytes = max_body_bytes
         self.expose_storage_options = expose_storage_options
@@ -499,7 +507,9 @@ class _Adapter:
             return self._error(failed.error, path, route, from_backend=True)
         except errors.LanceNamespaceError as exc:
             return self._error(exc, path, route)
-        except Exception:
+        except BaseException as exc:
+            if not isinstance(exc, Exception) and not is_native_panic(exc):
+                raise  # cancellation, exit: not a failure of this request
             operation = route.operation_id if route else "request"
             logger.error(
                 "unexpected error in %s %s:\n%s",
@@ -636,26 +646,32 @@ class _Adapter:
             body["id"] = list(identifier)
         elif delimiter is not None:
             body["delimiter"] = delimiter  # ListAllTables: the delimiter of the answer
+        self.request_limits.check(operation.operation_id, body)
         workers = self.storage_workers
+        vended: dict[str, str] = {}
         try:
-            if workers is not None and workers.handles(route.method):
-                # crash, memory, deadline and disconnect isolation (_storage_workers)
-                result = await workers.call(route.method, body, data, request.receive)
-                if operation.returns_arrow:
-                    return result
-                vended: dict[str, str] = {}
-            elif operation.returns_arrow:
-                ipc: bytes = await self.namespace.query_table_ipc(body)
-                return ipc
-            else:
-                call = getattr(self.namespace, route.method)
-                with capture_vended() as vended:
-                    result = await (call(body, data) if data is not None else call(body))
+            # racing upserts of one table wait for each other, in workers or not (_table_locks)
+            async with self.table_locks.hold(operation.operation_id, body):
+                if workers is not None and workers.handles(route.method):
+                    # crash, memory, deadline and disconnect isolation (_storage_workers)
+                    result = await workers.call(route.method, body, data, request.receive)
+                elif operation.returns_arrow:
+                    result = await self.namespace.query_table_ipc(body)
+                else:
+                    call = getattr(self.namespace, route.method)
+                    with capture_vended() as vended:
+                        result = await (call(body, data) if data is not None else call(body))
         except errors.LanceNamespaceError as exc:
             raise _BackendError(exc) from exc
+        if operation.returns_arrow:
+            self.request_limits.check_answer(len(result))
+            ipc: bytes = result
+            return ipc
         if route.empty_response:
             return None
         answer = _answer_body(operation, result)
+        if operation.operation_id in _PLANS and isinstance(answer, str):
+            answer = _without_server_paths(answer)  # LanceRead: uri=<the server's path>
         if not self.expose_storage_options and isinstance(answer, dict):
             answered = answer.pop("storage_options", None) is not None
             if self.expose_vended_credentials and vended and answered:
@@ -710,6 +726,7 @@ def create_app(
     allowed_hosts: Iterable[str] | None = None,
     max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
     storage_workers: StorageWorkers | None = None,
+    request_limits: RequestLimits | None = None,
 ) -> Starlette:
     """The ASGI application serving ``namespace`` as a Lance REST Namespace.
 
@@ -743,6 +760,10 @@ def create_app(
     in its worker processes, each with a memory limit, a deadline per request and the
     work killed when its client disconnects; the others stay in-process. The caller
     owns it (start and close it); it must serve the same backend as ``namespace``.
+
+    ``request_limits`` bound the expressions and parameters of every request and the
+    size of QueryTable answers (:class:`~._request_limits.RequestLimits`; its defaults
+    when None): a request over a limit is code 13 before the backend sees it.
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
         raise errors.InvalidInputError("max_body_bytes must be an integer")
@@ -754,6 +775,8 @@ def create_app(
         raise errors.InvalidInputError("expose_vended_credentials must be a boolean")
     if storage_workers is not None and not isinstance(storage_workers, StorageWorkers):
         raise errors.InvalidInputError("storage_workers must be a StorageWorkers or None")
+    if request_limits is not None and not isinstance(request_limits, RequestLimits):
+        raise errors.InvalidInputError("request_limits must be a RequestLimits")
     adapter = _Adapter(
         namespace,
         _check_token(auth_token),
@@ -763,6 +786,7 @@ def create_app(
         OriginPolicy(allowed_origins, allowed_hosts),
         check_decoded_limit(max_decoded_body_bytes),
         storage_workers,
+        request_limits,
     )
     app = _AdapterApp(adapter)
     app.state.namespace = namespace
@@ -829,6 +853,7 @@ def serve(
     allowed_origins: Iterable[str] = (),
     allowed_hosts: Iterable[str] = (),
     allowed_storage_options: Iterable[str] = (),
+    request_limits: RequestLimits | None = None,
     log_level: str = "info",
     max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
     storage_workers: StorageWorkerLimits | StorageWorkers | None = None,
@@ -842,13 +867,12 @@ def serve(
     so binding elsewhere without a token logs a warning. ``limits`` bound what
     any client, with a token or without, can make the server hold
     (:class:`ServerLimits`; the defaults when None); ``expose_storage_options``
-    and ``expose_vended_credentials`` are :func:`create_app`'s, as is
-    ``allowed_origins``. Requests must name this server by an IP address,
+    ``expose_vended_credentials``, ``request_limits`` and ``allowed_origins`` are
+    :func:`create_app`'s. Requests must name this server by an IP address,
     ``localhost``, ``host`` (when it is a name) or one of ``allowed_hosts`` (``*``:
     any), so a web page cannot reach it through DNS rebinding. Given an impl name, the
     backend is built with the server's defaults (``_serving``): only the storage options
     in ``allowed_storage_options`` may come from a table's properties or a request.
-
 
     Storage work runs in worker processes (:mod:`._storage_workers`): given an impl
     name, by default (``StorageWorkerLimits()``; ``StorageWorkerLimits(workers=0)``
@@ -889,6 +913,7 @@ def serve(
         allowed_hosts=[*allowed_hosts, *([host] if _is_host_name(host) else [])],
         max_decoded_body_bytes=max_decoded_body_bytes,
         storage_workers=workers,
+        request_limits=request_limits,
     )
     if auth_token is None and not _is_loopback(host):
         logger.warning("serving on %s without authentication: anyone can reach it", host)

@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import shutil
 import signal
 import socket
@@ -56,11 +55,18 @@ if shutil.which("prlimit") is None:  # pragma: no cover - util-linux is everywhe
 #: the server and everything it starts stay under this address space
 SERVER_ADDRESS_SPACE = 16 * 2**30
 WORKER_MEMORY_MIB = 3072
-#: options the crash test's server gets on top of the others: when the server bounds
-#: expressions (issue 27's expression limits), raise that bound here so the crashing
-#: filter still reaches a worker, e.g. ("--max-filter-depth", "100000")
-CRASH_SERVER_OPTIONS: tuple[str, ...] = tuple(
-    os.environ.get("LNS_TEST_CRASH_SERVER_OPTIONS", "").split()
+#: the request limits (_request_limits) refuse every attack below before a worker sees it;
+#: these tests are about the second line of defence, so their servers raise those limits
+#: far enough for the attacks to reach a worker
+ATTACKS_PASS_THE_REQUEST_LIMITS = (
+    "--max-expression-bytes",
+    "10000000",
+    "--max-expression-operators",
+    "1000000",
+    "--max-expression-amplification",
+    "1000000000",
+    "--max-k",
+    "1000000000",
 )
 #: ``id + id + ... > 0``: this many additions overflow the query engine's stack in a
 #: worker thread within seconds (700 already does on a process's main thread)
@@ -95,7 +101,14 @@ def _root(tmp: Path) -> Path:
 @contextlib.contextmanager
 def _server(root: Path, *options: str, warm: bool = True) -> Iterator[ServeProcess]:
     prefix = ("prlimit", f"--as={SERVER_ADDRESS_SPACE}")
-    arguments = ("--log-level", "error", "--storage-workers", "2", *options)
+    arguments = (
+        "--log-level",
+        "error",
+        "--storage-workers",
+        "2",
+        *ATTACKS_PASS_THE_REQUEST_LIMITS,
+        *options,
+    )
     with lance_ns_serve({"root": str(root)}, *arguments, prefix=prefix) as served:
         assert worker_pids(served) == set()  # none before the first storage request
         if warm:
@@ -110,7 +123,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def served(root: Path) -> Iterator[ServeProcess]:
-    options = ("--worker-memory", str(WORKER_MEMORY_MIB), *CRASH_SERVER_OPTIONS)
+    options = ("--worker-memory", str(WORKER_MEMORY_MIB))
     with _server(root, *options) as served:
         yield served
 
@@ -206,14 +219,10 @@ def test_a_crash_in_native_code_fails_that_request_alone(served: ServeProcess) -
 
 
 def test_a_memory_bomb_hits_the_worker_limit_not_the_server(served: ServeProcess) -> None:
-    aliases = {f"copy{i}": "vector" for i in range(2_000)}
-    request = {
-        "vector": {"single_vector": [0.5] * 64},
-        "k": 20_000,
-        "columns": {"column_aliases": aliases},
-    }
+    # each row's string grows to 400 MB: a batch of rows is far past the worker's limit
+    request = {"predicate": "length(repeat(s, 50000000)) > 0"}
     with _client(served) as client:
-        response = client.post("/v1/table/vectors/query", json=request)
+        response = client.post("/v1/table/slow/count_rows", json=request)
     message = _error(response, 500, 18)
     assert "storage worker running this request" in message
     assert served.rss_mb < SERVER_RSS_MB

@@ -27,6 +27,7 @@ from .common import (
     _Scrubber,
     _seconds,
 )
+from .request_limits import add_request_limit_options, request_limits_of
 
 
 def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
@@ -150,6 +151,7 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         help="open connections; one more is answered 503 (default: 1000)",
     )
     serve_workers.add_arguments(serve)
+    add_request_limit_options(serve)
     serve.add_argument(
         "--log-level",
         default="info",
@@ -192,6 +194,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
         limits = server.ServerLimits(**{k: v for k, v in given.items() if v is not None})
     except errors.InvalidInputError as exc:
         parser.error(str(exc))
+    request_limits = request_limits_of(parser, args)
     _check_port_free(args.host, args.port)
     connection = _served_connection(connection, args)
     workers = serve_workers.storage_workers(parser, args, connection)
@@ -216,6 +219,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
             auth_token=token,
             max_body_bytes=args.max_body_bytes,
             limits=limits,
+            request_limits=request_limits,
             expose_storage_options=args.expose_storage_options,
             expose_vended_credentials=args.expose_vended_credentials,
             allowed_origins=args.allow_origin,

@@ -34,6 +34,7 @@ async def _call_pylance(
 ) -> Any:
     from .. import errors
     from .._base import json_data
+    from ._branches import PYLANCE_READS_BRANCH, branch_of, check_ref_names, on_branch
 
     body: dict[str, Any] = json_data(request)
     if isinstance(body.get("storage_options"), dict):  # CreateTable's, on pylance's write
@@ -43,6 +44,14 @@ async def _call_pylance(
         table = namespace._table_id(body.get("id"))
         body["id"] = list(table)
     query = body.get("query") if operation.operation_id == "ExplainTableQueryPlan" else body
+    check_ref_names(operation.operation_id, body)
+    branch = branch_of(body) or (branch_of(query) if isinstance(query, dict) else None)
+    if branch is not None and operation.operation_id not in PYLANCE_READS_BRANCH:
+        # pylance would act on main: on the branch here, or refused (never main)
+        if table is None:
+            raise errors.UnsupportedOperationError(f"{operation.operation_id} on a branch")
+        answer = await on_branch(namespace, operation.operation_id, body, table, data)
+        return _answer(operation, answer)
     if (
         operation.operation_id in _QUERIES
         and isinstance(query, dict)
@@ -54,6 +63,12 @@ async def _call_pylance(
     if function is None:
         raise namespace._unsupported(operation.operation_id)
     arguments: tuple[Any, ...] = (body,) if data is None else (body, data.to_bytes())
+    if operation.operation_id == "CreateTable" and data is not None:
+        # pylance writes a table into a namespace that does not exist (and no listing
+        # shows it), and refuses a stream without batches as an internal error
+        if table is not None and len(table) > 1:
+            await namespace._require_namespace(table[:-1])
+        arguments = (body, await namespace._run(_with_a_batch, arguments[1]))
     try:
         if table is not None and namespace.tables.confinement.enabled:
             result = await _confined_call(namespace, operation, table, function, arguments)
@@ -91,6 +106,20 @@ async def _confined_call(
         await namespace._confine_table(table, what)
         result = await namespace._run(function, *arguments)
     return result
+
+
+def _with_a_batch(stream: bytes) -> bytes:
+    """``stream``, or when it holds no batch, its schema with one empty batch (pylance
+    then creates the empty table, as the catalog backends do)."""
+    import pyarrow as pa
+
+    reader = pa.ipc.open_stream(pa.BufferReader(stream))
+    for _ in reader:
+        return stream
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, reader.schema) as writer:
+        writer.write_batch(pa.RecordBatch.from_pylist([], schema=reader.schema))
+    return bytes(sink.getvalue().to_pybytes())
 
 
 _QUERIES = frozenset({"QueryTable", "AnalyzeTableQueryPlan", "ExplainTableQueryPlan"})

@@ -40,6 +40,7 @@ from ..models import (
     TableExistsRequest,
     TableExistsResponse,
 )
+from ._branches import refuse_branch
 from ._core import DirectoryCore, drop_nones, str_map
 from ._manifest import manifest_id
 from ._placement import (
@@ -147,6 +148,7 @@ class TableOperations(DirectoryCore):
     async def _describe_table(self, request: DescribeTableRequest) -> DescribeTableResponse:
         body = request.to_dict()
         table = self._table_id(body.get("id"))
+        refuse_branch(body, "DescribeTable")
         version = body.get("version")
         detailed = body.get("load_detailed_metadata") is True
         if detailed or body.get("check_declared") is True or version is not None:
@@ -223,6 +225,7 @@ class TableOperations(DirectoryCore):
     async def _restore_table(self, request: RestoreTableRequest) -> RestoreTableResponse:
         body = request.to_dict()
         table = self._table_id(body.get("id"))
+        refuse_branch(body, "RestoreTable")
         version = body.get("version")
         if isinstance(version, bool) or not isinstance(version, int) or version < 0:
             raise errors.InvalidInputError("RestoreTable needs a version >= 0")
@@ -309,6 +312,7 @@ class TableOperations(DirectoryCore):
     ) -> ListTableVersionsResponse:
         body = request.to_dict()
         table = self._table_id(body.get("id"))
+        refuse_branch(body, "ListTableVersions")
         limit = check_limit(body.get("limit"))
         location = await self._describe_location(table)
         dataset = await self.tables.open(location)
