@@ -50,6 +50,7 @@ from ._storage_requests import (
     dataset_indices,
     distance_type,
     fragment_summary,
+    merge_insert,
     scan_arguments,
     tag_name,
     update_field_metadata,
@@ -411,30 +412,9 @@ class StorageTableOperations(AsyncLanceNamespace):
         from .models import MergeInsertIntoTableResponse
 
         body, _, dataset = await self._on_storage(request, "MergeInsertIntoTable", writes=True)
-        on = body.get("on")
-        if not isinstance(on, str) or not on:
-            raise errors.InvalidInputError("MergeInsertIntoTable needs the key column 'on'")
         rows = await self.tables.run(data.read_all)
-
-        def merge() -> dict[str, Any]:
-            builder = dataset.merge_insert([c.strip() for c in on.split(",")])
-            if body.get("when_matched_update_all"):
-                builder = builder.when_matched_update_all(body.get("when_matched_update_all_filt"))
-            if body.get("when_not_matched_insert_all"):
-                builder = builder.when_not_matched_insert_all()
-            if body.get("when_not_matched_by_source_delete"):
-                builder = builder.when_not_matched_by_source_delete(
-                    body.get("when_not_matched_by_source_delete_filt")
-                )
-            stats = dict(builder.execute(rows))
-            return {
-                "num_inserted_rows": int(stats.get("num_inserted_rows", 0)),
-                "num_updated_rows": int(stats.get("num_updated_rows", 0)),
-                "num_deleted_rows": int(stats.get("num_deleted_rows", 0)),
-                "version": int(dataset.latest_version),
-            }
-
-        return MergeInsertIntoTableResponse.from_dict(await self.tables.run(merge))
+        answer = await self.tables.run(merge_insert, dataset, body, rows)
+        return MergeInsertIntoTableResponse.from_dict(answer)
 
     async def _update_table(self, request: Any) -> Any:
         from .models import UpdateTableResponse

@@ -22,6 +22,7 @@ __all__ = [
     "dataset_indices",
     "distance_type",
     "fragment_summary",
+    "merge_insert",
     "scan_arguments",
     "tag_name",
     "update_field_metadata",
@@ -176,3 +177,27 @@ def scan_arguments(query: Mapping[str, Any], schema: pa.Schema, what: str) -> di
     if query.get("with_row_id") is True:
         arguments["with_row_id"] = True
     return arguments
+
+
+def merge_insert(dataset: Any, body: Mapping[str, Any], rows: Any) -> dict[str, Any]:
+    """MergeInsertIntoTable of ``rows`` on ``dataset`` (main or a checked-out branch), as
+    the request's ``on`` keys and ``when_*`` clauses say; the answer's fields."""
+    on = body.get("on")
+    if not isinstance(on, str) or not on:
+        raise errors.InvalidInputError("MergeInsertIntoTable needs the key column 'on'")
+    builder = dataset.merge_insert([c.strip() for c in on.split(",")])
+    if body.get("when_matched_update_all"):
+        builder = builder.when_matched_update_all(body.get("when_matched_update_all_filt"))
+    if body.get("when_not_matched_insert_all"):
+        builder = builder.when_not_matched_insert_all()
+    if body.get("when_not_matched_by_source_delete"):
+        builder = builder.when_not_matched_by_source_delete(
+            body.get("when_not_matched_by_source_delete_filt")
+        )
+    stats = dict(builder.execute(rows))
+    return {
+        "num_inserted_rows": int(stats.get("num_inserted_rows", 0)),
+        "num_updated_rows": int(stats.get("num_updated_rows", 0)),
+        "num_deleted_rows": int(stats.get("num_deleted_rows", 0)),
+        "version": int(dataset.latest_version),
+    }

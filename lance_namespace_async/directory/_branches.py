@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import errors
 from .._ref_names import branch_of, check_ref_names
+from .._storage_requests import merge_insert
 
 if TYPE_CHECKING:
     from .._arrow_data import ArrowData
@@ -96,28 +97,6 @@ def _insert(dataset: Any, body: Mapping[str, Any], rows: Any) -> dict[str, Any]:
     return {"num_inserted_rows": rows.num_rows, "version": int(written.version)}
 
 
-def _merge_insert(dataset: Any, body: Mapping[str, Any], rows: Any) -> dict[str, Any]:
-    on = body.get("on")
-    if not isinstance(on, str) or not on:
-        raise errors.InvalidInputError("MergeInsertIntoTable needs the key column 'on'")
-    builder = dataset.merge_insert([c.strip() for c in on.split(",")])
-    if body.get("when_matched_update_all"):
-        builder = builder.when_matched_update_all(body.get("when_matched_update_all_filt"))
-    if body.get("when_not_matched_insert_all"):
-        builder = builder.when_not_matched_insert_all()
-    if body.get("when_not_matched_by_source_delete"):
-        builder = builder.when_not_matched_by_source_delete(
-            body.get("when_not_matched_by_source_delete_filt")
-        )
-    stats = dict(builder.execute(rows))
-    return {
-        "num_inserted_rows": int(stats.get("num_inserted_rows", 0)),
-        "num_updated_rows": int(stats.get("num_updated_rows", 0)),
-        "num_deleted_rows": int(stats.get("num_deleted_rows", 0)),
-        "version": int(dataset.latest_version),
-    }
-
-
 def _update(dataset: Any, body: Mapping[str, Any], rows: Any) -> dict[str, Any]:
     updates = body.get("updates") or []
     if not updates or not all(isinstance(u, list) and len(u) == 2 for u in updates):
@@ -166,7 +145,7 @@ def _query(dataset: Any, body: Mapping[str, Any], rows: Any) -> bytes:
 #: what runs on the checked-out branch, by operation
 BRANCH_OPERATIONS = {
     "InsertIntoTable": _insert,
-    "MergeInsertIntoTable": _merge_insert,
+    "MergeInsertIntoTable": merge_insert,
     "UpdateTable": _update,
     "DeleteFromTable": _delete,
     "UpdateTableSchemaMetadata": _schema_metadata,
