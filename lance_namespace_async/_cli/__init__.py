@@ -77,7 +77,6 @@ from collections.abc import Iterator, Sequence
 from types import FrameType
 
 from .. import errors
-from .._profiles import Connection
 from . import catalog, data, serve
 from .common import (
     EXIT_ALREADY_EXISTS,
@@ -101,6 +100,7 @@ from .common import (
     exit_code_for,
 )
 from .output import _Output
+from .profiles import Connection
 
 __all__ = [
     "EXIT_ALREADY_EXISTS",
@@ -151,7 +151,7 @@ _COMMANDS = {**catalog.COMMANDS, **data.COMMANDS}
 
 
 async def _run(args: argparse.Namespace, connection: Connection, scrub: _Scrubber) -> None:
-    from .._timeout import USE_DEFAULT, call_timeout
+    from .._core.timeout import USE_DEFAULT, call_timeout
 
     handler, listing = _COMMANDS[args.command]
     out = _Output(_option(args, "output"), _option(args, "delimiter", "."), listing=listing)

@@ -26,13 +26,15 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
 from .. import errors
-from .._identifiers import Identifier, validate_identifier
-from .._lance_tables import Claims, LanceTables, catalog_claims, lance_parameters
-from .._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
-from .._namespace_guard import NamespaceGuard
-from .._paging import page_of
-from .._storage_ops import StorageTable, StorageTableOperations
-from .._unique_names import refuse_existing_table
+from .._core.identifiers import Identifier, validate_identifier
+from .._core.modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
+from .._core.namespace_guard import NamespaceGuard
+from .._core.paging import page_of
+from .._core.unique_names import refuse_existing_table
+from .._storage.operations import StorageTableOperations
+from .._storage.places import Claims
+from .._storage.table_base import StorageTable
+from .._storage.tables import LanceTables, catalog_claims, lance_parameters
 from ..models import (
     CreateNamespaceRequest,
     CreateNamespaceResponse,

@@ -36,21 +36,21 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self, TypeVar
 
 from .. import errors
-from .._arrow_json import hive_type
-from .._identifiers import Identifier, validate_identifier
-from .._lance_tables import (
+from .._core.arrow_json import hive_type
+from .._core.identifiers import Identifier, validate_identifier
+from .._core.modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
+from .._core.paging import page_of
+from .._core.unique_names import refuse_existing_table
+from .._storage.operations import StorageTableOperations
+from .._storage.places import Claims, canonical
+from .._storage.table_base import StorageTable
+from .._storage.tables import (
     TABLE_TYPE,
-    Claims,
     LanceTables,
-    canonical,
     catalog_claims,
     is_lance_table,
     lance_parameters,
 )
-from .._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
-from .._paging import page_of
-from .._storage_ops import StorageTable, StorageTableOperations
-from .._unique_names import refuse_existing_table
 from ..models import (
     CreateNamespaceRequest,
     CreateNamespaceResponse,

@@ -22,9 +22,9 @@ import anyio
 import attrs
 
 from .. import errors
-from .._catalog_http import CatalogHttp
-from .._http import HttpTransport
-from .._identifiers import Identifier
+from .._core.identifiers import Identifier
+from .._transport.catalog import CatalogHttp
+from .._transport.transport import HttpTransport
 from ._errors import classify_iceberg_error
 from ._mapping import UNIT_SEPARATOR, separator_of
 from ._properties import IcebergConfig

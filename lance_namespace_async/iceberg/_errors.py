@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import errors
-from .._catalog_http import ErrorClass
+from .._transport.catalog import ErrorClass
 
 __all__ = ["ICEBERG_ERROR_TYPES", "classify_iceberg_error"]
 

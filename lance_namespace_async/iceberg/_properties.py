@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import attrs
 
-from .._config import mask_url_userinfo, parse_bool, parse_positive_int, prop
-from .._http import HttpConfig, parse_http_url
-from .._lance_tables import (
+from .._core.config import mask_url_userinfo, parse_bool, parse_positive_int, prop
+from .._storage.places import (
     allowed_locations_prop,
     confine_storage_prop,
     drop_allowed_locations_prop,
     storage_root_prop,
     table_storage_options_prop,
 )
-from .._vended_credentials import VENDING_DOC
+from .._storage.vended_credentials import VENDING_DOC
+from .._transport.config import HttpConfig, parse_http_url
 from ._mapping import MANAGED_BY, managed_by
 
 __all__ = ["IcebergConfig"]

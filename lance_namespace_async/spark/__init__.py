@@ -112,8 +112,8 @@ def save(
     here, in the driver, when the table exists; ``ignore`` writes nothing then.
     The check is repeated atomically when the job declares the table.
     """
-    from .._identifiers import parse_identifier
-    from .._sync import SyncLanceNamespace
+    from .._core.identifiers import parse_identifier
+    from .._facade.sync import SyncLanceNamespace
 
     wanted = mode.lower().replace("_", "")
     wanted = "errorifexists" if wanted == "error" else wanted
