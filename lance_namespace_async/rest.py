@@ -1,7 +1,7 @@
 """The Lance REST Namespace of the Lance Namespace specification: ``impl="rest"``.
 
 Every operation goes through the client generated from spec/rest.yaml
-(``asyncio_detailed``), over the shared HTTP transport (:mod:`._http`), which
+(``asyncio_detailed``), over the shared HTTP transport (:mod:`._transport.transport`), which
 owns pooling, timeouts, retries, auth and error mapping. The catalog operations
 have their own methods below; every other operation of the operation table is
 sent by :meth:`RestNamespace._operation_call`, driven by its table entry (path and
@@ -589,7 +589,7 @@ class RestNamespace(AsyncLanceNamespace):
     async def _query_table(self, request: Any) -> bytes:
         """QueryTable's IPC file, checked before anything decodes it: its declared
         decoded size counts against ``max_response_bytes`` (compression included), and a
-        malformed answer is InternalError (:mod:`._arrow_guard`)."""
+        malformed answer is InternalError (:mod:`._core.arrow_guard`)."""
         from ._core.arrow_guard import check_answer
 
         answer: bytes = await self._operation_call(OPERATIONS_BY_METHOD["query_table"], request)

@@ -17,7 +17,7 @@ seed: NamespaceExists, TableExists, RegisterTable, DropTable (also deletes the
 data), detailed DescribeTable, catalogs created and dropped where the server
 allows it, and DropNamespace Cascade over Lance tables only.
 
-Deletion (decided once in ``_lance_tables``): the storage root is ``root`` when
+Deletion (decided once in ``_storage.tables``): the storage root is ``root`` when
 the properties set it; DropTable deletes a table's data only strictly inside it
 (or below a ``drop_allowed_locations`` prefix), never the root itself, a
 directory inside or holding another Lance table, nor the place of the table
@@ -155,7 +155,7 @@ def _take_page(
     kept: list[_Kept],
 ) -> Any:
     """What ``keep`` takes from a listing page's ``field`` items, added to ``kept``; the
-    page's next token as the catalog sent it (for :class:`._paging.PageTrail` to follow)."""
+    page's next token as the catalog sent it (for :class:`._core.paging.PageTrail` to follow)."""
     for item in body.get(field) or ():
         if isinstance(item, dict) and (value := keep(item)) is not None:
             kept.append(value)

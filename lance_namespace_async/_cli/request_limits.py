@@ -1,4 +1,4 @@
-"""``lance-ns serve`` options for the main :class:`~.._request_limits.RequestLimits`."""
+"""``lance-ns serve`` options for the main :class:`~..server._request_limits.RequestLimits`."""
 
 from __future__ import annotations
 

@@ -249,7 +249,8 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
 
 
 def _served_connection(connection: Connection, args: argparse.Namespace) -> Connection:
-    """The connection with what serving changes in the backend's properties (``_serving``)."""
+    """The connection with what serving changes in the backend's properties
+    (``server._serving``)."""
     from ..server._serving import served_properties
 
     properties = served_properties(

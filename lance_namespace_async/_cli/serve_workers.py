@@ -1,4 +1,4 @@
-"""``lance-ns serve``'s storage-worker options (``_storage_workers``): their flags, and
+"""``lance-ns serve``'s storage-worker options (``server._storage_workers``): their flags, and
 the pool they describe, built from the backend's impl name and properties."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 One coroutine per protocol operation, named in snake_case after the operation
 id, taking the generated request model and returning the generated response
-model. The coroutines are made here from the operation table (:mod:`._operations`,
+model. The coroutines are made here from the operation table (:mod:`.operations`,
 derived from spec/rest.yaml), not written out one by one: each does the uniform
 part (accepting ``None``, a mapping, or a peer's pydantic model as the request,
 checking it before any I/O, the per-call timeout) and awaits the private
@@ -13,7 +13,7 @@ override raises ``UnsupportedOperationError`` (code 0), and
 Arrow travels as users hold it: ``create_table(request, data)``,
 ``insert_into_table(request, data)`` and ``merge_insert_into_table(request, data)``
 take a ``pyarrow.Table``, ``RecordBatchReader`` or IPC bytes (the backend's twin
-gets an :class:`~._arrow_data.ArrowData`); ``query_table(request)`` returns a
+gets an :class:`~.arrow_data.ArrowData`); ``query_table(request)`` returns a
 ``pyarrow.Table``, ``query_table_ipc`` the IPC file the protocol carries and
 ``query_table_batches`` the record batches one by one. A backend's
 ``_query_table`` returns the IPC file bytes.

@@ -89,7 +89,7 @@ def _secret_map_repr(value: Mapping[str, str]) -> str:
 
 def call_timeout_prop(doc: str) -> Any:
     """``call_timeout``: the deadline of one catalog call in ms (60000), retries included;
-    a caller's ``timeout=`` replaces it for that call (:func:`._timeout.chosen_total`)."""
+    a caller's ``timeout=`` replaces it for that call (:func:`.timeout.chosen_total`)."""
     return prop(default=60000, parse=parse_positive_int, doc=doc)
 
 

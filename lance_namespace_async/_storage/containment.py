@@ -6,21 +6,21 @@ too), and a server must not read, write or delete tables elsewhere on its machin
 in its buckets on a client's say-so. A confined backend uses a table's storage only
 when its location is strictly inside the storage root or at/below a prefix of the
 operator's ``allowed_locations``, judged by the rule DropTable's deletion uses
-(:func:`~._lance_tables.place_of`: symlinks and ``..`` resolved, ``file:`` URIs
+(:func:`~.places.place_of`: symlinks and ``..`` resolved, ``file:`` URIs
 decoded, segment-wise comparison, so ``/root2`` is not inside ``/root`` and a link
 inside the root pointing out is outside). Any other location is refused with
 PermissionDenied (code 15) before storage is contacted.
 
 Every operation that reads, writes or deletes a table's storage goes through
-:meth:`Confinement.check`: :meth:`~._lance_tables.LanceTables.open` (DescribeTable's
-details and versions, RestoreTable, ...), ``_storage_ops``' table resolution (every
+:meth:`Confinement.check`: :meth:`~.tables.LanceTables.open` (DescribeTable's
+details and versions, RestoreTable, ...), ``_storage.operations``' table resolution (every
 data, index, tag, version and schema operation of the catalog backends), the
 directory backend's hand-over to pylance and its batches; RegisterTable and
 DeclareTable check their location with :meth:`Confinement.check_new` first. The
 catalog-only operations (plain DescribeTable, TableExists, DeregisterTable, and
 DropTable, which keeps data outside the root anyway) keep working on such tables.
 
-A server confines its backend: :func:`confined_properties`, through ``_serving``
+A server confines its backend: :func:`confined_properties`, through ``server._serving``
 (``serve()`` given an impl name, ``lance-ns serve``), and :func:`warn_if_unconfined`
 (``create_app``).
 """

@@ -182,7 +182,7 @@ def parse_option_keys(value: str) -> frozenset[str] | None:
 
 def confine_storage_prop() -> Any:
     """The ``confine_storage`` property: refuse tables outside the storage root and
-    ``allowed_locations`` (:class:`~._containment.Confinement`)."""
+    ``allowed_locations`` (:class:`~.containment.Confinement`)."""
     return prop(default=False, parse=parse_bool, doc=CONFINE_STORAGE_DOC)
 
 

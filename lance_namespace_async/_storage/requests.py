@@ -1,6 +1,6 @@
 """Lance REST requests as pylance arguments, and pylance's answers as response bodies.
 
-The pure half of the catalog backends' table operations (:mod:`._storage_ops`):
+The pure half of the catalog backends' table operations (:mod:`.operations`):
 QueryTable as scanner arguments, versions, tags, indices and fragment statistics as
 the bodies of the operation table's responses, and UpdateFieldMetadata on a dataset
 (which the directory backend uses too). Nothing here does I/O but on the dataset

@@ -1,6 +1,6 @@
 """One REST call of a hand-written catalog backend (iceberg, unity), written once for both.
 
-A call goes through the backend's :class:`~._http.HttpTransport`, which owns the
+A call goes through the backend's :class:`~.transport.HttpTransport`, which owns the
 policy: the call's deadline, retries of what is safe to retry, auth, and an answer
 read within ``max_response_bytes``. What the catalogs then do alike lives here:
 
@@ -10,9 +10,9 @@ read within ``max_response_bytes``. What the catalogs then do alike lives here:
 * any other status is a typed error. The backend's :data:`Classifier` reads the error
   body in the catalog's own dialect (Iceberg's ``error.type``, Unity's ``error_code``),
   which is more precise than the status; without a verdict there, the status decides
-  (:func:`~._http.error_from_response`: 404 is the call's ``not_found``, 409 its
+  (:func:`~.failures.error_from_response`: 404 is the call's ``not_found``, 409 its
   ``conflict``). An AlreadyExists after an ambiguous retry says so
-  (:func:`~._http.flag_ambiguous`).
+  (:func:`~.failures.flag_ambiguous`).
 """
 
 from __future__ import annotations

@@ -191,7 +191,7 @@ class DirectRoutes:
         (tests/test_http_wire.py compares them) through the same pieces: the
         headers :class:`_Client` merges, :class:`_Auth`'s credentials and 401
         refresh, :meth:`_RetryingTransport.attempts` and
-        :func:`._http_body.read_limited`. ``None`` when this client cannot take it
+        :func:`.body.read_limited`. ``None`` when this client cannot take it
         (see :meth:`_direct_route`): the caller then takes the httpx path. Call it
         inside :meth:`call`, whose ``state`` it is given.
         """

@@ -18,7 +18,7 @@ direct path), so the policy is the one both other wires are held to
   ``ConnectTimeout``, ``PoolTimeout``); a connection lost, reset or answering
   garbage after the request was written is ambiguous (``RemoteProtocolError``,
   ``ReadError``); a silent server is ``ReadTimeout`` at each wait for bytes;
-* the body is handed to :func:`._http_body.read_bounded` as it arrives, and
+* the body is handed to :func:`.body.read_bounded` as it arrives, and
   the socket stops being read while more than :data:`_HIGH_WATER` bytes wait,
   so an oversized answer never sits in memory whole;
 * a head over :data:`MAX_HEAD_BYTES` is a protocol error, as aiohttp's and
@@ -362,7 +362,7 @@ class _Connection(asyncio.Protocol):
 
     def whole_body(self, limit: int) -> bytes:
         """The body of an answer already complete, decoded within ``limit`` (what
-        :func:`._http_body.read_limited` makes of it, without iterating)."""
+        :func:`.body.read_limited` makes of it, without iterating)."""
         chunks = self._body
         content = b"".join(chunks) if len(chunks) != 1 else chunks[0]
         chunks.clear()
@@ -384,7 +384,7 @@ class _Connection(asyncio.Protocol):
 
 
 class _Body(httpx.AsyncByteStream):
-    """An answer's body for :func:`._http_body.read_bounded`; the connection's fate on close."""
+    """An answer's body for :func:`.body.read_bounded`; the connection's fate on close."""
 
     def __init__(self, pool: LeanPool, key: Any, connection: _Connection, timeouts: Any) -> None:
         self._pool = pool
@@ -614,7 +614,7 @@ class LeanPool(httpx.AsyncBaseTransport):
         """One request written as ``head`` + ``body`` and its whole answer, read within
         ``limit`` bytes: status, reason, raw headers, decoded body.
 
-        What :meth:`handle_async_request` and :func:`._http_body.read_bounded` do
+        What :meth:`handle_async_request` and :func:`.body.read_bounded` do
         together, for callers that build the request's bytes themselves (the
         transport's direct path): the same connection handling, errors and bounded
         read, without the ``httpx.Request``/``Response`` objects around them.

@@ -5,12 +5,12 @@ One place owns the policy, like openai-python's base client:
 * one pooled ``httpx.AsyncClient`` per namespace instance, opened on first use
   (reading a CA bundle is I/O, so not in a constructor) and closed by ``aclose``;
 * timeouts from properties in milliseconds, always set, overridable per call
-  (:mod:`._timeout`), and a deadline for each whole call (``call_timeout``):
+  (:mod:`.._core.timeout`), and a deadline for each whole call (``call_timeout``):
   connecting, headers, body, token requests and retries included, since the
   step timeouts alone let a server trickling a byte a second hold a call for
   ever. A retry whose wait would pass the deadline is not made: the call ends
   with the error it has;
-* a size limit on every answer (``max_response_bytes``, :mod:`._http_body`),
+* a size limit on every answer (``max_response_bytes``, :mod:`.body`),
   counted while reading and after decompression, on both wires;
 * retries with capped exponential backoff and full jitter on connection errors,
   on read timeouts and broken connections of idempotent calls, and on 429, 502,
@@ -30,7 +30,7 @@ the auth flow, the retrying transport, ``httpx.Response``) on any wire, or, on t
 lean wire, straight from request bytes to answer bytes (:meth:`HttpTransport.exchange`,
 the least client CPU per call: benchmarks/client_cpu.py). Both run the
 same pieces: the headers ``_Client`` merges, ``_Auth``'s credentials and 401
-refresh, ``_RetryingTransport.attempts`` and ``_http_body.read_limited``;
+refresh, ``_RetryingTransport.attempts`` and ``_transport.body.read_limited``;
 tests/test_http_wire.py holds both to the same rules and the same request bytes.
 
 **Ambiguous retries.** A non-idempotent call (a create) that failed after its

@@ -2,7 +2,7 @@
 
 httpx (auth, retries, timeouts, the body's size limit) stays on top; only the
 connection pool and the HTTP/1.1 parser differ: the lean wire (httptools on an
-asyncio Protocol, :mod:`._http_lean`, the default on asyncio), aiohttp, or
+asyncio Protocol, :mod:`.lean`, the default on asyncio), aiohttp, or
 httpcore in small shards. Each wire's failures are the httpx errors the retry
 policy reads, so every wire is held to the same rules (tests/test_http_wire.py).
 """
@@ -87,7 +87,7 @@ def _aiohttp_error(exc: Exception) -> httpx.TransportError:
 
 
 class _AiohttpBody(httpx.AsyncByteStream):
-    """An aiohttp answer's body, for :func:`._http_body.read_bounded` to read.
+    """An aiohttp answer's body, for :func:`.body.read_bounded` to read.
 
     With a ``Content-Length`` (which ``read_bounded`` has checked against the
     limit before iterating, and which aiohttp's parser never reads past) the

@@ -136,7 +136,7 @@ def _answer(operation: Operation, result: Any) -> Any:
 
 async def _update_field_metadata(namespace: DirectoryCore, request: Any) -> Any:
     """UpdateFieldMetadata, which pylance's DirectoryNamespace lacks: on the dataset
-    (:func:`~._storage_requests.update_field_metadata`, shared with the catalog backends).
+    (:func:`~.._storage.requests.update_field_metadata`, shared with the catalog backends).
     """
     from .. import errors
     from .._core.base import json_data

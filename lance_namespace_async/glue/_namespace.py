@@ -3,11 +3,11 @@
 CreateNamespace, ListNamespaces, DescribeNamespace, DropNamespace, DeclareTable,
 ListTables, DescribeTable and DeregisterTable follow the seed's steps; RegisterTable,
 TableExists, DropTable and RenameTable follow, and every data operation comes from
-:class:`~.._storage_ops.StorageTableOperations`. The calls go through
+:class:`~.._storage.operations.StorageTableOperations`. The calls go through
 :class:`~._client.GlueClient`, ids are resolved by :class:`~._catalogs.CatalogTree`
 and Glue's records are read and written by :mod:`._mapping`.
 
-Deletion (decided once in ``_lance_tables``): the storage root is ``root`` when
+Deletion (decided once in ``_storage.tables``): the storage root is ``root`` when
 configured; DropTable deletes a table's data only strictly inside it (or below a
 ``drop_allowed_locations`` prefix; for S3, bucket and key prefix are compared),
 never the root itself, a directory inside or holding another Lance table, nor

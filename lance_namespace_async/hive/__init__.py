@@ -18,7 +18,7 @@ a copy generated here. Only calls that Hive 2.3 through 4 all answer are used:
 Hive 4 dropped ``get_table`` and ``get_table_objects_by_name`` for their
 ``*_req`` forms, which 2.3 already has.
 
-Deletion (decided once in ``_lance_tables``): the storage root is ``root`` when
+Deletion (decided once in ``_storage.tables``): the storage root is ``root`` when
 configured; DropTable deletes a table's data only strictly inside it (or below a
 ``drop_allowed_locations`` prefix), never the root itself, a directory inside
 or holding another Lance table, nor the place of the table whose default

@@ -9,11 +9,11 @@ table (``load_detailed_metadata``); RegisterTable, DropTable (deregister, then d
 data), RenameTable, and DropNamespace with Cascade (refused when a non-Lance table is
 inside) are implemented. Seed 003's catalog-managed versions come last, with
 :class:`~._managed.ManagedIcebergVersions`; every other data operation comes from
-:class:`~.._storage_ops.StorageTableOperations`. The calls go through
+:class:`~.._storage.operations.StorageTableOperations`. The calls go through
 :class:`~._client.IcebergRestClient`, and table metadata is read and written by
 :mod:`._mapping`.
 
-Deletion (decided once in ``_lance_tables``): the storage root is ``root`` when
+Deletion (decided once in ``_storage.tables``): the storage root is ``root`` when
 configured; DropTable deletes a table's data only strictly inside it (or below a
 ``drop_allowed_locations`` prefix), never the root itself, a directory inside
 or holding another Lance table, nor the place of the table whose default

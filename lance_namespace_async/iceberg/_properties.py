@@ -1,11 +1,11 @@
 """The properties of ``impl="iceberg"``: seed 000's configuration list, plus what it leaves open.
 
 Its own module so the list reads as the spec's does: ``endpoint``, ``auth_token``,
-``credential``, ``connect_timeout``, ``read_timeout`` and ``max_retries`` (the last five
-are the shared HTTP client's, :class:`~.._http.HttpConfig`) and ``root``; then seed 003's
-``managed_by`` default and ``iceberg_tooling``, and this implementation's own: deletion
-prefixes, the prefix rule of warehouses without one, concurrency, credential vending and
-the storage options of the tables.
+``credential``, ``connect_timeout``, ``read_timeout`` and ``max_retries`` (the last
+five are the shared HTTP client's, :class:`~.._transport.config.HttpConfig`) and ``root``;
+then seed 003's ``managed_by`` default and ``iceberg_tooling``, and this implementation's
+own: deletion prefixes, the prefix rule of warehouses without one, concurrency,
+credential vending and the storage options of the tables.
 """
 
 from __future__ import annotations

@@ -60,20 +60,20 @@ def create_app(
 
     ``expose_vended_credentials`` passes on, alone, the credentials the backend's
     catalog vended for the described table (DescribeTable of a backend with
-    ``vend_credentials``; see ``_vended_credentials``): short-lived and scoped by the
+    ``vend_credentials``; see ``_storage.vended_credentials``): short-lived and scoped by the
     catalog, but scoped to this server's identity, not the client's. Opt in only when
     every client may act on storage as the server does for the tables it can describe.
 
     Requests from web pages (an ``Origin`` header) are refused unless their origin
     is in ``allowed_origins``; given ``allowed_hosts``, so are requests naming
-    another host (DNS rebinding): see ``_server_origin``. :func:`serve` always
+    another host (DNS rebinding): see ``server._origin``. :func:`serve` always
     checks host names.
 
     Arrow bodies (CreateTable, InsertIntoTable, MergeInsertIntoTable) are checked in
-    full before the backend sees them (:mod:`._arrow_guard`): malformed IPC is 400, and
+    full before the backend sees them (:mod:`.._core.arrow_guard`): malformed IPC is 400, and
     more than ``max_decoded_body_bytes`` once decoded (compression included) is 413.
 
-    ``storage_workers`` runs the data-plane operations (``_storage_workers.STORAGE_METHODS``)
+    ``storage_workers`` runs the data-plane operations (``server._storage_workers.STORAGE_METHODS``)
     in its worker processes, each with a memory limit, a deadline per request and the
     work killed when its client disconnects; the others stay in-process. The caller
     owns it (start and close it); it must serve the same backend as ``namespace``.
@@ -178,7 +178,7 @@ def serve(
     """Run the adapter with uvicorn until interrupted (blocking).
 
     Given an impl name, the backend is built from ``properties`` with
-    ``confine_storage=true`` (unless they set it: see ``_containment``) and closed on
+    ``confine_storage=true`` (unless they set it: see ``_storage.containment``) and closed on
     shutdown; a namespace instance stays the caller's to close. The default host
     is the loopback interface: exposing a catalog to the network is a decision,
     so binding elsewhere without a token logs a warning. ``limits`` bound what
@@ -188,7 +188,7 @@ def serve(
     :func:`create_app`'s. Requests must name this server by an IP address,
     ``localhost``, ``host`` (when it is a name) or one of ``allowed_hosts`` (``*``:
     any), so a web page cannot reach it through DNS rebinding. Given an impl name, the
-    backend is built with the server's defaults (``_serving``): only the storage options
+    backend is built with the server's defaults (``server._serving``): only the storage options
     in ``allowed_storage_options`` may come from a table's properties or a request.
 
     Storage work runs in worker processes (:mod:`._storage_workers`): given an impl

@@ -7,7 +7,7 @@ server's defaults live once, and worker processes that rebuild the backend from 
 same properties inherit them.
 
 * ``confine_storage=true`` and ``allowed_locations`` (``--allow-location``): no
-  operation uses storage outside the root (``_containment``);
+  operation uses storage outside the root (``_storage.containment``);
 * ``table_storage_options``: the storage options a table's catalog properties or a
   CreateTable request may set for the server's storage work, only the keys the operator
   allows (none by default): otherwise a request registering a table with
