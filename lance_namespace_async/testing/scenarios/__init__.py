@@ -17,42 +17,13 @@ this package registers every theme.
 
 from __future__ import annotations
 
-from .. import (
-    batch_scenarios,  # noqa: F401
-    data_scenarios,  # noqa: F401
-)
-from .._scenario import (
-    CASCADE,
-    CREATE,
-    EXIST_OK,
-    FAIL,
-    OVERWRITE,
-    RESTRICT,
-    SCENARIOS,
-    SKIP,
-    UNUSUAL_NAMES,
-    check_pages,
-    gone,
-    scenario,
-    table_gone,
-)
-
-# the themes register themselves on import, in this order; the data operations' and
-# batches' scenarios after the catalog's
+# the themes register themselves on import, in this order: the catalog's, then the
+# batches' and the data operations' (import sorting would change the order)
+# isort: off
 from . import namespaces, tables  # noqa: F401
+from .. import batch_scenarios, data_scenarios  # noqa: F401
+from .._scenario import SCENARIOS, scenario
 
-__all__ = [
-    "CASCADE",
-    "CREATE",
-    "EXIST_OK",
-    "FAIL",
-    "OVERWRITE",
-    "RESTRICT",
-    "SCENARIOS",
-    "SKIP",
-    "UNUSUAL_NAMES",
-    "check_pages",
-    "gone",
-    "scenario",
-    "table_gone",
-]
+# isort: on
+
+__all__ = ["SCENARIOS", "scenario"]
