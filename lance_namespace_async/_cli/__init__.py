@@ -63,6 +63,10 @@ trickles its answer cannot hold the command for ever.
 ``serve`` reads its bearer token from an environment variable rather than an argument,
 because arguments are visible to every user of the machine (``ps``) and end up in
 shell history; it exits 0 after a clean shutdown (SIGTERM or Ctrl-C).
+
+Layer (ARCHITECTURE.md): the top, beside ``spark`` and ``testing``. May import every
+layer below (the server, the facade, the core); backends only by name through
+``connect()``.
 """
 
 from __future__ import annotations

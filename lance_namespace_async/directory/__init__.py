@@ -25,6 +25,9 @@ A package, so that each part reads on its own:
 * ``_namespace``: :class:`DirectoryNamespace`, the backend.
 
 Each module imports only modules listed before it, so the package has no import cycle.
+
+Layer (ARCHITECTURE.md): a backend, independent of the others. May import storage,
+the core, ``errors`` and ``models``; never another backend, the facade or the server.
 """
 
 from ._manifest import MANIFEST_DIR

@@ -27,6 +27,9 @@ own default location (``<database location>/<name>``) is deleted. Elsewhere a
 drop deregisters the table and keeps its data. RegisterTable (a Lance table
 required) and DeclareTable (no data yet) refuse the root and places inside,
 holding or belonging to another table.
+
+Layer (ARCHITECTURE.md): a backend, independent of the others. May import storage,
+the core, ``errors`` and ``models``; never another backend.
 """
 
 from __future__ import annotations

@@ -52,6 +52,10 @@ The package's private modules: ``_routes`` (the route table, request parsing),
 ``_origin`` (Origin and Host checks), ``_request_limits``, ``_table_locks``,
 ``_storage_workers`` (worker processes for storage work), ``_serving`` (the served
 backend's properties).
+
+Layer (ARCHITECTURE.md): above the backends, beside ``_facade``. May import the core,
+``errors``, ``models``, and storage (pylance's failures, containment, vended
+credentials); backends only by name through ``connect()``.
 """
 
 from __future__ import annotations

@@ -22,6 +22,9 @@ Data Source API has no pruning hook (as of Spark 4.3), so ask for columns with
 ``.schema(...)`` / the ``columns`` option, or they are read and dropped by Spark.
 :func:`read` reads the same partitions through ``mapInArrow`` instead of the
 data source scan, for 30-50% less CPU per row (see its module).
+
+Layer (ARCHITECTURE.md): the top, beside ``_cli`` and ``testing``. May import the
+facade, storage's places, the core; backends only by name through ``connect()``.
 """
 
 from __future__ import annotations
