@@ -19,22 +19,24 @@ from .requests import (
     merge_insert,
     scan_arguments,
 )
-from .tables import has_data
-
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-    from .._core.arrow_data import ArrowData
 from .table_base import (
-    _SMALL_FRAGMENT_ROWS,
     StorageTable,
     StorageTableBase,
     _holds_files,
     _props,
     anyio_shielded,
 )
+from .tables import has_data
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from .._core.arrow_data import ArrowData
 
 logger = logging.getLogger("lance_namespace_async.tables")
+
+#: a fragment with fewer rows than this counts as small in GetTableStats
+_SMALL_FRAGMENT_ROWS = 100_000
 
 
 class StorageDataOperations(StorageTableBase):

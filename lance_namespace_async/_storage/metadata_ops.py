@@ -15,10 +15,10 @@ from .requests import (
     update_field_metadata,
     version_entry,
 )
+from .table_base import StorageTable, StorageTableBase
 
 if TYPE_CHECKING:
     pass
-from .table_base import StorageTable, StorageTableBase
 
 #: index types built by ``create_scalar_index``; every other type is a vector index
 _SCALAR_INDEX_TYPES = frozenset(

@@ -22,9 +22,6 @@ from .tables import LanceTables, has_versions
 if TYPE_CHECKING:
     pass
 
-#: a fragment with fewer rows than this counts as small in GetTableStats
-_SMALL_FRAGMENT_ROWS = 100_000
-
 
 @attrs.frozen
 class StorageAccess:

@@ -43,9 +43,6 @@ import anyio.to_thread
 
 from .. import errors
 from .._core.arrow_json import json_arrow_schema
-
-if TYPE_CHECKING:
-    from .._core.base import AsyncLanceNamespace
 from .containment import Confinement
 from .failures import is_native_panic, translate
 from .places import (
@@ -59,6 +56,9 @@ from .places import (
     local_path,
     place_of,
 )
+
+if TYPE_CHECKING:
+    from .._core.base import AsyncLanceNamespace
 
 T = TypeVar("T")
 

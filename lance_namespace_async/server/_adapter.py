@@ -25,24 +25,6 @@ from .._storage.failures import is_native_panic
 from .._storage.vended_credentials import capture_vended
 from ._origin import OriginPolicy
 from ._request_limits import RequestLimits
-from ._starlette import (
-    ClientDisconnect,
-    Headers,
-    JSONResponse,
-    Receive,
-    Request,
-    Response,
-    Scope,
-    Send,
-)
-from ._storage_workers import (
-    StorageWorkerError,
-    StorageWorkers,
-)
-from ._table_locks import TableLocks
-
-if TYPE_CHECKING:
-    from .._core.base import AsyncLanceNamespace
 from ._routes import (
     _ARROW_FILE,
     _ARROW_STREAM,
@@ -62,6 +44,24 @@ from ._routes import (
     _single,
     _UnknownRouteError,
 )
+from ._starlette import (
+    ClientDisconnect,
+    Headers,
+    JSONResponse,
+    Receive,
+    Request,
+    Response,
+    Scope,
+    Send,
+)
+from ._storage_workers import (
+    StorageWorkerError,
+    StorageWorkers,
+)
+from ._table_locks import TableLocks
+
+if TYPE_CHECKING:
+    from .._core.base import AsyncLanceNamespace
 
 logger = logging.getLogger("lance_namespace_async.server")
 

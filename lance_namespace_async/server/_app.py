@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 from .. import errors
 from .._core.arrow_guard import DEFAULT_MAX_DECODED_BODY_BYTES, check_decoded_limit
+from ._adapter import _Adapter, _check_token
+from ._limits import DEFAULT_MAX_BODY_BYTES, ServerLimits
 from ._origin import OriginPolicy
 from ._request_limits import RequestLimits
 from ._starlette import (
@@ -26,8 +28,6 @@ from ._storage_workers import (
 
 if TYPE_CHECKING:
     from .._core.base import AsyncLanceNamespace
-from ._adapter import _Adapter, _check_token
-from ._limits import DEFAULT_MAX_BODY_BYTES, ServerLimits
 
 logger = logging.getLogger("lance_namespace_async.server")
 
