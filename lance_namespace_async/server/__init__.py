@@ -40,7 +40,8 @@ Routing works on the raw (still percent-encoded) path, like pylance's own axum
 adapter: ``/v1/table/a%2Fb/describe`` is DescribeTable of the name ``a/b`` (which
 backends then refuse with code 13), not an unknown route.
 
-Starlette is imported here and uvicorn only inside :func:`serve`, so ``import
+Starlette is imported with :func:`create_app` and :func:`serve` (the names here are
+imported on first use) and uvicorn only inside :func:`serve`, so ``import
 lance_namespace_async`` stays light and the app runs under any ASGI server.
 :func:`serve` runs it under uvicorn's httptools protocol with the connection
 bounds of :class:`ServerLimits` (``server._protocol``): capped request heads,
@@ -60,11 +61,30 @@ credentials); backends only by name through ``connect()``.
 
 from __future__ import annotations
 
-from ._app import create_app, serve
-from ._limits import DEFAULT_MAX_BODY_BYTES, ServerLimits
-from ._request_limits import RequestLimits
-from ._routes import ROUTES, Route
-from ._storage_workers import StorageWorkerLimits, StorageWorkers
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._app import create_app, serve
+    from ._limits import DEFAULT_MAX_BODY_BYTES, ServerLimits
+    from ._request_limits import RequestLimits
+    from ._routes import ROUTES, Route
+    from ._storage_workers import StorageWorkerLimits, StorageWorkers
+
+#: public name -> the private module that defines it, imported on first use: the
+#: command's options (request limits, storage workers) and a storage worker import
+#: their modules without Starlette, which only the app needs
+_LAZY: dict[str, str] = {
+    "DEFAULT_MAX_BODY_BYTES": "._limits",
+    "ROUTES": "._routes",
+    "RequestLimits": "._request_limits",
+    "Route": "._routes",
+    "ServerLimits": "._limits",
+    "StorageWorkerLimits": "._storage_workers",
+    "StorageWorkers": "._storage_workers",
+    "create_app": "._app",
+    "serve": "._app",
+}
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -77,3 +97,17 @@ __all__ = [
     "create_app",
     "serve",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module_name = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module_name, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
