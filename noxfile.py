@@ -18,7 +18,7 @@ import sys
 
 import nox
 
-nox.options.sessions = ["lint", "typecheck", "codegen", "tests"]
+nox.options.sessions = ["lint", "layers", "typecheck", "codegen", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 # the shared environment: sessions run in nox's own interpreter (see the docstring)
@@ -58,6 +58,15 @@ def lint(session: nox.Session) -> None:
     _install(session, "ruff==0.17.6")
     session.run(_python(session), "-m", "ruff", "check", ".")
     session.run(_python(session), "-m", "ruff", "format", "--check", ".")
+
+
+@nox.session(python=PYTHON)
+def layers(session: nox.Session) -> None:
+    """The package's layers and no import cycles ([tool.importlinter], ARCHITECTURE.md)."""
+    _install(session, "-e", ".", "import-linter>=2.17,<3")
+    # lint-imports' own entry point, run by this interpreter (no PATH lookup)
+    lint_imports = "import sys, importlinter.cli as c; sys.exit(c.lint_imports_command())"
+    session.run(_python(session), "-c", lint_imports, "--no-cache")
 
 
 @nox.session(python=PYTHON)

@@ -107,8 +107,12 @@ def serve_ours(
         server: Any
         if http == "auto":
             # what serve() runs: httptools with the connection limits of issue 14
-            from lance_namespace_async._server_protocol import guarded_server
             from lance_namespace_async.server import DEFAULT_MAX_BODY_BYTES, ServerLimits
+
+            try:
+                from lance_namespace_async.server._protocol import guarded_server
+            except ImportError:  # a tree from before issue 28 (adapter_cpu.py --baseline)
+                from lance_namespace_async._server_protocol import guarded_server
 
             server = guarded_server(app, ServerLimits(), DEFAULT_MAX_BODY_BYTES, **options)
         else:

@@ -19,7 +19,7 @@ import anyio
 import anyio.lowlevel
 
 from lance_namespace_async import AsyncLanceNamespace, errors
-from lance_namespace_async._config import BackendConfig
+from lance_namespace_async._core.config import BackendConfig
 from lance_namespace_async.models import (
     DescribeTableRequest,
     DescribeTableResponse,

@@ -5,7 +5,7 @@
 
 "Before" is what the adapter did with a body until issue 27: ``ArrowData.of(bytes)``,
 which reads the schema only and hands the client's bytes to the backend. "After" is
-``_arrow_guard.checked_body`` (on a worker thread): framing and flatbuffers walked in
+``_core.arrow_guard.checked_body`` (on a worker thread): framing and flatbuffers walked in
 pure Python, pyarrow decoding with ``validate(full=True)``, and a pyarrow re-encoding of
 the validated batches (an uncompressed stream) for the backend. Payloads: ``--rows`` rows
 (100,000) and a 1,000-row batch of four columns (id int64, name string, score float64,
@@ -41,8 +41,8 @@ import pyarrow as pa
 from _results import output_path
 from rest_crawl import process_cpu
 
-from lance_namespace_async import _arrow_guard
-from lance_namespace_async._arrow_data import ArrowData
+from lance_namespace_async._core import arrow_guard as _arrow_guard
+from lance_namespace_async._core.arrow_data import ArrowData
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "arrow_guard.md"
@@ -52,11 +52,12 @@ LIMIT = _arrow_guard.DEFAULT_MAX_DECODED_BODY_BYTES
 _SERVER = """
 import sys
 import lance_namespace_async.server as server
-from lance_namespace_async._arrow_data import ArrowData
+import lance_namespace_async.server._adapter as adapter
+from lance_namespace_async._core.arrow_data import ArrowData
 if sys.argv[3] == "before":
     async def unchecked(raw, limit):
         return ArrowData.of(raw)
-    server.checked_body = unchecked
+    adapter.checked_body = unchecked
 server.serve("dir", {"root": sys.argv[1]}, port=int(sys.argv[2]),
              max_body_bytes=256 << 20, log_level="warning")
 """

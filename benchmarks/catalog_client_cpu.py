@@ -5,7 +5,7 @@
     .venv/bin/python benchmarks/catalog_client_cpu.py --baseline 287a519  # + that library
 
 Issue 18's goal for the catalog backends: per-request client CPU within 1.2x the
-rest backend's. All three share the HTTP transport (``_http``); what each adds on
+rest backend's. All three share the HTTP transport (``_transport.transport``); what each adds on
 top is the catalog's JSON and its own mapping. Each contender talks to a server in
 a process of its own over 127.0.0.1, holding a catalog of the same shape,
 20 namespaces x 50 Lance tables:

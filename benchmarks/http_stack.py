@@ -48,8 +48,8 @@ def serve(stack: str, port: int) -> None:
     import uvicorn
     from _synthetic import NullNamespace
 
-    from lance_namespace_async._server_protocol import guarded_server
     from lance_namespace_async.server import DEFAULT_MAX_BODY_BYTES, ServerLimits, create_app
+    from lance_namespace_async.server._protocol import guarded_server
 
     app = create_app(NullNamespace.from_properties({}))
     options = {"host": LOOPBACK, "port": port, "log_level": "warning", "access_log": False}

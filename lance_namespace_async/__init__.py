@@ -15,29 +15,29 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from . import errors, models
-    from ._base import OPERATIONS, AsyncLanceNamespace
-    from ._crawl import CrawledTable, crawl, iter_namespaces, iter_tables
-    from ._identifiers import join_identifier, parse_identifier
-    from ._registry import available_impls, connect, register_impl
-    from ._sync import SyncLanceNamespace, connect_sync
+    from ._core.base import OPERATIONS, AsyncLanceNamespace
+    from ._core.identifiers import join_identifier, parse_identifier
+    from ._core.registry import available_impls, connect, register_impl
+    from ._facade.crawl import CrawledTable, crawl, iter_namespaces, iter_tables
+    from ._facade.sync import SyncLanceNamespace, connect_sync
     from .errors import LanceNamespaceError
 
 __version__ = "0.1.0"
 
 _LAZY: dict[str, tuple[str, str | None]] = {
-    "connect": ("._registry", "connect"),
-    "register_impl": ("._registry", "register_impl"),
-    "available_impls": ("._registry", "available_impls"),
-    "connect_sync": ("._sync", "connect_sync"),
-    "SyncLanceNamespace": ("._sync", "SyncLanceNamespace"),
-    "AsyncLanceNamespace": ("._base", "AsyncLanceNamespace"),
-    "OPERATIONS": ("._base", "OPERATIONS"),
-    "crawl": ("._crawl", "crawl"),
-    "iter_namespaces": ("._crawl", "iter_namespaces"),
-    "iter_tables": ("._crawl", "iter_tables"),
-    "CrawledTable": ("._crawl", "CrawledTable"),
-    "parse_identifier": ("._identifiers", "parse_identifier"),
-    "join_identifier": ("._identifiers", "join_identifier"),
+    "connect": ("._core.registry", "connect"),
+    "register_impl": ("._core.registry", "register_impl"),
+    "available_impls": ("._core.registry", "available_impls"),
+    "connect_sync": ("._facade.sync", "connect_sync"),
+    "SyncLanceNamespace": ("._facade.sync", "SyncLanceNamespace"),
+    "AsyncLanceNamespace": ("._core.base", "AsyncLanceNamespace"),
+    "OPERATIONS": ("._core.base", "OPERATIONS"),
+    "crawl": ("._facade.crawl", "crawl"),
+    "iter_namespaces": ("._facade.crawl", "iter_namespaces"),
+    "iter_tables": ("._facade.crawl", "iter_tables"),
+    "CrawledTable": ("._facade.crawl", "CrawledTable"),
+    "parse_identifier": ("._core.identifiers", "parse_identifier"),
+    "join_identifier": ("._core.identifiers", "join_identifier"),
     "LanceNamespaceError": (".errors", "LanceNamespaceError"),
     "errors": (".errors", None),
     "models": (".models", None),

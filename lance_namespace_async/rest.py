@@ -1,7 +1,7 @@
 """The Lance REST Namespace of the Lance Namespace specification: ``impl="rest"``.
 
 Every operation goes through the client generated from spec/rest.yaml
-(``asyncio_detailed``), over the shared HTTP transport (:mod:`._http`), which
+(``asyncio_detailed``), over the shared HTTP transport (:mod:`._transport.transport`), which
 owns pooling, timeouts, retries, auth and error mapping. The catalog operations
 have their own methods below; every other operation of the operation table is
 sent by :meth:`RestNamespace._operation_call`, driven by its table entry (path and
@@ -23,12 +23,14 @@ import attrs
 import httpx
 
 from . import errors
-from ._arrow_data import ArrowData
-from ._base import AsyncLanceNamespace, json_data
-from ._config import mask_url_userinfo, prop
-from ._http import HttpConfig, HttpTransport, error_from_response, parse_http_url, transport_error
-from ._identifiers import Identifier, join_identifier, validate_identifier, validate_name
-from ._operations import OPERATIONS, OPERATIONS_BY_METHOD, Operation, generated_module
+from ._core.arrow_data import ArrowData
+from ._core.base import AsyncLanceNamespace, json_data
+from ._core.config import mask_url_userinfo, prop
+from ._core.identifiers import Identifier, join_identifier, validate_identifier, validate_name
+from ._core.operations import OPERATIONS, OPERATIONS_BY_METHOD, Operation, generated_module
+from ._transport.config import HttpConfig, parse_http_url
+from ._transport.failures import error_from_response, transport_error
+from ._transport.transport import HttpTransport
 from .models import (
     UNSET,
     Context,
@@ -587,8 +589,8 @@ class RestNamespace(AsyncLanceNamespace):
     async def _query_table(self, request: Any) -> bytes:
         """QueryTable's IPC file, checked before anything decodes it: its declared
         decoded size counts against ``max_response_bytes`` (compression included), and a
-        malformed answer is InternalError (:mod:`._arrow_guard`)."""
-        from ._arrow_guard import check_answer
+        malformed answer is InternalError (:mod:`._core.arrow_guard`)."""
+        from ._core.arrow_guard import check_answer
 
         answer: bytes = await self._operation_call(OPERATIONS_BY_METHOD["query_table"], request)
         check_answer(answer, self.config.max_response_bytes)
@@ -601,7 +603,7 @@ class RestNamespace(AsyncLanceNamespace):
         mode; context headers and identity travel as for every call. With the aiohttp
         pool the answer is read whole first (its bytes are still decoded batch by batch).
         """
-        from ._arrow_data import IpcFileDecoder
+        from ._core.arrow_guard import IpcFileDecoder
 
         operation = OPERATIONS_BY_METHOD["query_table"]
         body: dict[str, Any] = json_data(request)

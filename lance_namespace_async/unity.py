@@ -17,7 +17,7 @@ seed: NamespaceExists, TableExists, RegisterTable, DropTable (also deletes the
 data), detailed DescribeTable, catalogs created and dropped where the server
 allows it, and DropNamespace Cascade over Lance tables only.
 
-Deletion (decided once in ``_lance_tables``): the storage root is ``root`` when
+Deletion (decided once in ``_storage.tables``): the storage root is ``root`` when
 the properties set it; DropTable deletes a table's data only strictly inside it
 (or below a ``drop_allowed_locations`` prefix), never the root itself, a
 directory inside or holding another Lance table, nor the place of the table
@@ -40,28 +40,23 @@ from urllib.parse import quote
 import attrs
 
 from . import errors
-from ._arrow_json import spark_type
-from ._catalog_http import CatalogHttp, ErrorClass
-from ._config import mask_url_userinfo, parse_bool, parse_positive_int, prop
-from ._http import HttpConfig, HttpTransport, parse_http_url
-from ._identifiers import Identifier, validate_identifier
-from ._lance_tables import (
+from ._core.arrow_json import spark_type
+from ._core.config import mask_url_userinfo, parse_bool, parse_positive_int, prop
+from ._core.identifiers import Identifier, validate_identifier
+from ._core.modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
+from ._core.paging import PageTrail, page_of
+from ._core.unique_names import refuse_existing_table
+from ._storage.operations import StorageTableOperations
+from ._storage.places import (
     Claims,
-    LanceTables,
     allowed_locations_prop,
-    catalog_claims,
     confine_storage_prop,
     drop_allowed_locations_prop,
-    is_lance_table,
-    lance_parameters,
     storage_root_prop,
     table_storage_options_prop,
 )
-from ._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
-from ._paging import PageTrail, page_of
-from ._storage_ops import StorageTableOperations
-from ._unique_names import refuse_existing_table
-from ._vended_credentials import (
+from ._storage.tables import LanceTables, catalog_claims, is_lance_table, lance_parameters
+from ._storage.vended_credentials import (
     VENDING_DOC,
     VendedCredentialCache,
     VendedCredentials,
@@ -69,6 +64,9 @@ from ._vended_credentials import (
     wants_vending,
     with_vended,
 )
+from ._transport.catalog import CatalogHttp, ErrorClass
+from ._transport.config import HttpConfig, parse_http_url
+from ._transport.transport import HttpTransport
 from .models import (
     CreateNamespaceRequest,
     CreateNamespaceResponse,
@@ -157,7 +155,7 @@ def _take_page(
     kept: list[_Kept],
 ) -> Any:
     """What ``keep`` takes from a listing page's ``field`` items, added to ``kept``; the
-    page's next token as the catalog sent it (for :class:`._paging.PageTrail` to follow)."""
+    page's next token as the catalog sent it (for :class:`._core.paging.PageTrail` to follow)."""
     for item in body.get(field) or ():
         if isinstance(item, dict) and (value := keep(item)) is not None:
             kept.append(value)

@@ -19,7 +19,7 @@ tree is only trustworthy if anyone can reproduce it byte for byte. So this scrip
   ``operations.json`` and ``field_names.json`` (below);
 * writes ``operations.json`` into the package: the operation table (id, method name,
   route, parameters, models, body kinds, idempotency) derived from the same spec, which
-  ``lance_namespace_async._operations`` loads, so no list of operations is typed by hand;
+  ``lance_namespace_async._core.operations`` loads, so no list of operations is typed by hand;
 * writes ``field_names.json``: for each model whose Python field names differ from the
   JSON names (``manifestSize`` -> ``manifest_size``, ``type`` -> ``type_``), the map
   Python name -> JSON name, named by the generator's own naming functions, so the
@@ -27,7 +27,7 @@ tree is only trustworthy if anyone can reproduce it byte for byte. So this scrip
 * writes ``constraints.json``: for each model, the JSON Schema constraints of its fields
   (``minLength``, ``minimum``, ``minItems``, …, of the field, its items and its map values),
   which the generated models cannot carry, so requests are checked against them;
-* writes ``lance_namespace_async/_operation_methods.pyi``, the typed signatures of
+* writes ``lance_namespace_async/_core/operation_methods.pyi``, the typed signatures of
   the coroutines ``AsyncLanceNamespace`` and ``SyncLanceNamespace`` install from that
   table at run time (formatted by the pinned ruff with the project's line length);
 * with ``--check``, regenerates into a temporary directory and compares the whole
@@ -63,7 +63,7 @@ PACKAGE = "lance_namespace_rest_client"
 TARGET = GENERATED / PACKAGE
 
 #: typed signatures of the operations' coroutines (the runtime side installs them)
-STUB = ROOT / "lance_namespace_async" / "_operation_methods.pyi"
+STUB = ROOT / "lance_namespace_async" / "_core" / "operation_methods.pyi"
 PINS: dict[str, str] = {"openapi-python-client": "0.29.1", "ruff": "0.17.6"}
 # Byproducts of importing or type-checking the package; never part of the output.
 IGNORED_DIRS = frozenset({"__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"})
@@ -406,7 +406,7 @@ def constraints_json() -> str:
 
 
 def operations_stub(table: list[dict[str, Any]]) -> str:
-    """The typed stub of ``lance_namespace_async._operation_methods`` (unformatted).
+    """The typed stub of ``lance_namespace_async._core.operation_methods`` (unformatted).
 
     Type checkers see one coroutine per operation on ``AsyncLanceNamespace`` (and
     one blocking method on ``SyncLanceNamespace``) with the models of the spec.
@@ -422,9 +422,9 @@ def operations_stub(table: list[dict[str, Any]]) -> str:
         "from collections.abc import Mapping",
         "from typing import Any, Protocol",
         "",
-        "from ._arrow_data import ArrowData",
-        "from ._timeout import TimeoutTypes",
-        "from .models import (",
+        "from .arrow_data import ArrowData",
+        "from .timeout import TimeoutTypes",
+        "from ..models import (",
         *[f"    {name}," for name in names],
         ")",
         "",

@@ -44,7 +44,7 @@ from test_kit import running
 from uvicorn_thread import UvicornThread
 
 import lance_namespace_async as lna
-from lance_namespace_async._lance_tables import local_path
+from lance_namespace_async._storage.places import local_path
 from lance_namespace_async.server import create_app
 from lance_namespace_async.testing import KitSettings
 

@@ -4,7 +4,7 @@ Three layers, each with the same crafted attacks (bytes built here from pyarrow'
 output, then patched: a buffer length of 2^50, a zstd length prefix of 2^40, a real zstd
 bomb of 16 GiB in < 1 MiB, negative lengths, truncated bodies, buffers past their body):
 
-* the validator alone (``lance_namespace_async._arrow_guard``), and valid streams and
+* the validator alone (``lance_namespace_async._core.arrow_guard``), and valid streams and
   files round-tripping exactly, compressed or not, with dictionaries and nested types;
 * the real ``lance-ns serve --impl dir`` process (tests/serve_process.py) started under
   ``prlimit --as`` with a bearer token: every attack on CreateTable, InsertIntoTable and
@@ -31,8 +31,8 @@ import pyarrow as pa
 import pytest
 from serve_process import ServeProcess, lance_ns_serve
 
-from lance_namespace_async import _arrow_guard as guard
 from lance_namespace_async import errors
+from lance_namespace_async._core import arrow_guard as guard
 
 ROWS = 12345  # a row count no other field of the metadata holds
 LIMIT = 64 * 1024 * 1024

@@ -374,7 +374,7 @@ async def test_every_operation_with_a_branch_acts_on_it_or_refuses_never_main(
     import attrs
 
     from lance_namespace_async import models
-    from lance_namespace_async._operations import OPERATIONS
+    from lance_namespace_async._core.operations import OPERATIONS
     from lance_namespace_async.directory._branches import (
         BRANCH_OPERATIONS,
         PYLANCE_READS_BRANCH,

@@ -1,4 +1,4 @@
-"""The catalog backends' shared REST call (``_catalog_http``): answers iceberg and unity
+"""The catalog backends' shared REST call (``_transport.catalog``): answers iceberg and unity
 cannot use, and each catalog's error dialect, at the HTTP level.
 
 No server: respx answers in-process, as in test_http.py, since a well-behaved catalog

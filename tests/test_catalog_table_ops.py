@@ -33,7 +33,7 @@ from unity_server import unity_catalog
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
-from lance_namespace_async._lance_tables import local_path, place_of
+from lance_namespace_async._storage.places import local_path, place_of
 from lance_namespace_async.testing import KitSettings
 
 BACKENDS = ["iceberg", "iceberg-lookalike", "unity", "glue-moto", "hive-4"]

@@ -29,7 +29,7 @@ from uvicorn_thread import UvicornThread, free_port
 import lance_namespace_async as lna
 from lance_namespace_async import errors
 from lance_namespace_async._cli import exit_code_for, main
-from lance_namespace_async._profiles import environment_profiles, is_secret_key
+from lance_namespace_async._cli.profiles import environment_profiles, is_secret_key
 
 CANARY = "canary-5ecret-7a1f"
 SCRIPT = Path(sys.executable).parent / "lance-ns"

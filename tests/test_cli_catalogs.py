@@ -31,7 +31,7 @@ from test_cli_data import Ran, rows, write
 from test_kit import running
 
 from lance_namespace_async._cli import main as cli_main
-from lance_namespace_async._lance_tables import local_path
+from lance_namespace_async._storage.places import local_path
 
 BACKENDS = ["iceberg", "glue-moto", "unity", "hive-4"]
 

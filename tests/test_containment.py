@@ -31,9 +31,9 @@ from serve_process import ServeProcess, lance_ns_serve
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
-from lance_namespace_async._containment import Confinement
-from lance_namespace_async._operations import OPERATIONS, Operation
-from lance_namespace_async._serving import served_properties
+from lance_namespace_async._core.operations import OPERATIONS, Operation
+from lance_namespace_async._storage.containment import Confinement
+from lance_namespace_async.server._serving import served_properties
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 

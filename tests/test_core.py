@@ -10,8 +10,8 @@ import pytest
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
-from lance_namespace_async._base import AsyncLanceNamespace
-from lance_namespace_async._modes import CREATE_MODES, parse_mode
+from lance_namespace_async._core.base import AsyncLanceNamespace
+from lance_namespace_async._core.modes import CREATE_MODES, parse_mode
 from lance_namespace_async.models import ListTablesRequest
 
 PROTOCOL_CODES = {
@@ -138,7 +138,7 @@ class TestConnect:
             lna.connect("pathlib.Path", {})
 
     def test_missing_optional_dependency_names_the_extra(self) -> None:
-        from lance_namespace_async import _registry
+        from lance_namespace_async._core import registry as _registry
 
         _registry._BUILTIN["needs-extra"] = ("module_that_is_not_installed:X", "glue")
         try:
@@ -187,7 +187,7 @@ def test_every_model_writes_the_json_names_field_names_json_gives() -> None:
     import attrs
 
     from lance_namespace_async import models
-    from lance_namespace_async._base import _field_names, json_data
+    from lance_namespace_async._core.base import _field_names, json_data
 
     class Probe:  # a value every generated to_dict passes on, as is or as its to_dict()
         def to_dict(self) -> dict[str, bool]:

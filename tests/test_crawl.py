@@ -13,8 +13,8 @@ import pytest
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
-from lance_namespace_async._base import AsyncLanceNamespace
-from lance_namespace_async._paging import page_of
+from lance_namespace_async._core.base import AsyncLanceNamespace
+from lance_namespace_async._core.paging import page_of
 from lance_namespace_async.directory import DirectoryNamespace
 from lance_namespace_async.models import (
     DescribeTableResponse,

@@ -42,7 +42,8 @@ from unity_server import unity_catalog
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
-from lance_namespace_async._lance_tables import LanceTables, Place, place_of
+from lance_namespace_async._storage.places import Place, place_of
+from lance_namespace_async._storage.tables import LanceTables
 
 BACKENDS = ["dir", "iceberg", "unity", "glue", "hive"]
 

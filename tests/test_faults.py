@@ -51,7 +51,7 @@ from unity_server import UnityServer, unity_catalog
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
-from lance_namespace_async._base import AsyncLanceNamespace
+from lance_namespace_async._core.base import AsyncLanceNamespace
 from lance_namespace_async.iceberg import DUMMY_SCHEMA
 
 WH = "wh"

@@ -580,7 +580,7 @@ async def test_every_operation_reports_the_location_in_one_form(
 ) -> None:
     """Declare/Register answer the location as given; the metastore stores it qualified
     (``/p`` becomes ``file:/p``), and Describe/Deregister/Drop answer what it stored. The
-    project's rule (``_lance_tables.canonical``: "so every operation reports one form")
+    project's rule (``_storage.places.canonical``: "so every operation reports one form")
     wants the same string from every operation on one table."""
     await ns.create_namespace({"id": [db]})
     declared = await ns.declare_table({"id": [db, "t"]})

@@ -19,8 +19,9 @@ import respx
 import lance_namespace_async as lna
 from lance_namespace_async import errors
 from lance_namespace_async._cli import main
-from lance_namespace_async._http import _CALL, _retry_after_seconds
-from lance_namespace_async._timeout import Timeout
+from lance_namespace_async._core.timeout import Timeout
+from lance_namespace_async._transport.calls import _CALL
+from lance_namespace_async._transport.policy import _retry_after_seconds
 from lance_namespace_async.rest import RestNamespace
 
 URI = "http://catalog.test"

@@ -31,8 +31,8 @@ import pytest
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
-from lance_namespace_async._http import HttpTransport
-from lance_namespace_async._timeout import Timeout
+from lance_namespace_async._core.timeout import Timeout
+from lance_namespace_async._transport.transport import HttpTransport
 
 #: "lean-httpx-path" is the lean wire with the transport's direct path turned off: the
 #: rest backend's calls then go through httpx's request/response objects on it
@@ -453,7 +453,7 @@ def test_an_unknown_http_client_names_the_key() -> None:
 def test_requests_are_built_exactly_as_httpx_builds_them(
     method: str, path: str, params: dict[str, object] | None
 ) -> None:
-    from lance_namespace_async._http import _Client
+    from lance_namespace_async._transport.client import _Client
 
     client = _Client(base_url="http://catalog.test:8080/api/", headers={"X-Tenant": "blue"})
     for json_body, call_headers in [
@@ -474,7 +474,7 @@ def test_requests_are_built_exactly_as_httpx_builds_them(
 
 
 async def test_cookies_a_server_sets_are_still_sent_back() -> None:
-    from lance_namespace_async._http import _Client
+    from lance_namespace_async._transport.client import _Client
 
     def answer(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/login":
@@ -824,7 +824,7 @@ async def test_the_direct_path_sends_the_bytes_the_httpx_path_sends(
             await ns.table_exists({"id": ["a", "t"]})
         return list(scripted.heads)
 
-    from lance_namespace_async._http_lean import LeanPool
+    from lance_namespace_async._transport.lean import LeanPool
 
     through_httpx: list[str] = []
     httpx_path = LeanPool.handle_async_request
@@ -951,8 +951,8 @@ async def test_a_cookie_the_catalog_sets_is_sent_back(scripted: ScriptedServer, 
 def test_a_connection_released_on_another_loop_is_closed_not_leaked() -> None:
     """A body finished on a loop other than the pool's: its connection joins no pool and
     is closed, instead of staying open with nobody to close it."""
-    from lance_namespace_async._http import HttpConfig
-    from lance_namespace_async._http_lean import LeanPool
+    from lance_namespace_async._transport.config import HttpConfig
+    from lance_namespace_async._transport.lean import LeanPool
 
     pool = LeanPool(False, HttpConfig.from_properties({}))
 

@@ -41,7 +41,7 @@ from unity_server import unity_catalog
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
-from lance_namespace_async._base import AsyncLanceNamespace
+from lance_namespace_async._core.base import AsyncLanceNamespace
 
 TASKS = 64
 ROUNDS = 12

@@ -27,10 +27,11 @@ from serve_process import ServeProcess, lance_ns_serve
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
-from lance_namespace_async._lance_tables import LanceTables, translate
-from lance_namespace_async._request_limits import RequestLimits
+from lance_namespace_async._storage.failures import translate
+from lance_namespace_async._storage.tables import LanceTables
 from lance_namespace_async.directory import DirectoryNamespace
 from lance_namespace_async.server import create_app
+from lance_namespace_async.server._request_limits import RequestLimits
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 

@@ -40,8 +40,8 @@ uvicorn = pytest.importorskip("uvicorn", reason="the server extra is not install
 
 import lance_namespace_async as lna  # noqa: E402
 from lance_namespace_async import errors  # noqa: E402
-from lance_namespace_async._base import AsyncLanceNamespace  # noqa: E402
 from lance_namespace_async._cli import main as cli_main  # noqa: E402
+from lance_namespace_async._core.base import AsyncLanceNamespace  # noqa: E402
 from lance_namespace_async.directory import DirectoryNamespace  # noqa: E402
 from lance_namespace_async.server import ROUTES, ServerLimits, create_app  # noqa: E402
 

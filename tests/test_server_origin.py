@@ -18,8 +18,8 @@ import pytest
 from serve_process import ServeProcess, lance_ns_serve
 
 import lance_namespace_async as lna
-from lance_namespace_async._server_origin import OriginPolicy
 from lance_namespace_async.errors import InvalidInputError
+from lance_namespace_async.server._origin import OriginPolicy
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 

@@ -45,7 +45,7 @@ from serve_process import ServeProcess, lance_ns_serve
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors, server
-from lance_namespace_async._storage_workers import StorageWorkerLimits
+from lance_namespace_async.server._storage_workers import StorageWorkerLimits
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 pytest.importorskip("pebble", reason="the server extra is not installed")

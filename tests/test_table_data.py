@@ -507,7 +507,7 @@ async def test_a_table_is_resent_after_a_503_but_a_readers_rows_are_sent_once(
 async def test_a_query_answer_is_decoded_batch_by_batch_whatever_its_chunking(
     root: Path, chunk: int
 ) -> None:
-    from lance_namespace_async._arrow_data import IpcFileDecoder
+    from lance_namespace_async._core.arrow_guard import IpcFileDecoder
 
     async with lna.connect("dir", {"root": str(root)}) as ns:
         await ns.create_table({"id": ["t"]}, rows(3000))

@@ -52,7 +52,7 @@ from unity_server import UnityServer, unity_catalog
 import lance_namespace_async as lna
 from jvm import need
 from lance_namespace_async import errors
-from lance_namespace_async._vended_credentials import (
+from lance_namespace_async._storage.vended_credentials import (
     VendedCredentialCache,
     VendedCredentials,
     from_iceberg,

@@ -63,6 +63,10 @@ trickles its answer cannot hold the command for ever.
 ``serve`` reads its bearer token from an environment variable rather than an argument,
 because arguments are visible to every user of the machine (``ps``) and end up in
 shell history; it exits 0 after a clean shutdown (SIGTERM or Ctrl-C).
+
+Layer (ARCHITECTURE.md): the top, beside ``spark`` and ``testing``. May import every
+layer below (the server, the facade, the core); backends only by name through
+``connect()``.
 """
 
 from __future__ import annotations
@@ -77,7 +81,6 @@ from collections.abc import Iterator, Sequence
 from types import FrameType
 
 from .. import errors
-from .._profiles import Connection
 from . import catalog, data, serve
 from .common import (
     EXIT_ALREADY_EXISTS,
@@ -101,6 +104,7 @@ from .common import (
     exit_code_for,
 )
 from .output import _Output
+from .profiles import Connection
 
 __all__ = [
     "EXIT_ALREADY_EXISTS",
@@ -151,7 +155,7 @@ _COMMANDS = {**catalog.COMMANDS, **data.COMMANDS}
 
 
 async def _run(args: argparse.Namespace, connection: Connection, scrub: _Scrubber) -> None:
-    from .._timeout import USE_DEFAULT, call_timeout
+    from .._core.timeout import USE_DEFAULT, call_timeout
 
     handler, listing = _COMMANDS[args.command]
     out = _Output(_option(args, "output"), _option(args, "delimiter", "."), listing=listing)

@@ -11,7 +11,6 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from .. import errors
-from .._profiles import SOURCE_ARGS, Connection
 from .common import (
     EXIT_OK,
     _add_properties_option,
@@ -23,12 +22,13 @@ from .common import (
     _positive_int,
 )
 from .output import _cell, _console, _Output, _response_dict
+from .profiles import SOURCE_ARGS, Connection
 
 if TYPE_CHECKING:
     from rich.progress import Progress, Task, TaskID
     from rich.text import Text
 
-    from .._base import AsyncLanceNamespace
+    from .._core.base import AsyncLanceNamespace
     from ..models import (
         DescribeTableResponse,
         ListNamespacesResponse,
@@ -131,7 +131,7 @@ async def _names(names: AsyncIterator[str]) -> AsyncGenerator[str]:
 
 
 async def _ls(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Output) -> None:
-    from .._crawl import iter_namespaces, iter_tables
+    from .._facade.crawl import iter_namespaces, iter_tables
 
     parent = _id(args, args.id, what="ID", allow_root=True)
     stream = out.stream(["TYPE", "ID"], f"no namespaces or tables in {out.show_id(parent)}")
@@ -301,7 +301,7 @@ class _CrawlProgress:
 
 
 async def _crawl(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Output) -> None:
-    from .._crawl import crawl
+    from .._facade.crawl import crawl
 
     root = _id(args, args.root, what="ROOT", allow_root=True)
     show_progress = args.progress
@@ -353,7 +353,7 @@ COMMANDS = {
 
 
 def _show_config(args: argparse.Namespace, connection: Connection) -> int:
-    from .._registry import connect
+    from .._core.registry import connect
 
     try:
         secret_keys = _backend_secret_keys(connect(connection.impl, connection.properties))

@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import errors
-from .._identifiers import Identifier, join_identifier, parse_identifier
-from .._profiles import SOURCE_ARGS, Connection, parse_assignments, resolve_connection
+from .._core.identifiers import Identifier, join_identifier, parse_identifier
+from .profiles import SOURCE_ARGS, Connection, parse_assignments, resolve_connection
 
 if TYPE_CHECKING:
-    from .._base import AsyncLanceNamespace
+    from .._core.base import AsyncLanceNamespace
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -284,7 +284,7 @@ def _connect(
     args: argparse.Namespace, connection: Connection, scrub: _Scrubber
 ) -> AsyncLanceNamespace:
     """Build the backend (no I/O); with --verbose log the connection, masked, either way."""
-    from .._registry import connect
+    from .._core.registry import connect
 
     try:
         namespace = connect(connection.impl, connection.properties)

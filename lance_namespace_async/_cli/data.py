@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .. import errors
-from .._paging import PageTrail, token_of
+from .._core.paging import PageTrail, token_of
 from .common import _add_connection_options, _add_output_options, _id, _lower, _positive_int
 from .output import _cell, _console, _Output, _response_dict
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from rich.progress import Progress, TaskID
 
-    from .._base import AsyncLanceNamespace
+    from .._core.base import AsyncLanceNamespace
 
 CommandFactory = Callable[..., argparse.ArgumentParser]
 Handler = Callable[["AsyncLanceNamespace", argparse.Namespace, _Output], Any]

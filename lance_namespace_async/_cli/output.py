@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import errors
-from .._identifiers import join_identifier
-from .._profiles import mask_secrets
+from .._core.identifiers import join_identifier
+from .profiles import mask_secrets
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -1,4 +1,4 @@
-"""``lance-ns serve`` options for the main :class:`~.._request_limits.RequestLimits`."""
+"""``lance-ns serve`` options for the main :class:`~..server._request_limits.RequestLimits`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from .common import _positive_int
 
 if TYPE_CHECKING:
-    from .._request_limits import RequestLimits
+    from ..server._request_limits import RequestLimits
 
 #: (RequestLimits field, help); each is ``--<field with dashes>``
 _OPTIONS = (
@@ -42,7 +42,7 @@ def add_request_limit_options(serve: argparse.ArgumentParser) -> None:
 def request_limits_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> RequestLimits:
     """The RequestLimits the options give (the defaults for those not given)."""
     from .. import errors
-    from .._request_limits import RequestLimits
+    from ..server._request_limits import RequestLimits
 
     given = {name: getattr(args, name, None) for name, _ in _OPTIONS}
     try:

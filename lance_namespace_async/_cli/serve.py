@@ -12,7 +12,6 @@ from types import FrameType
 import attrs
 
 from .. import errors
-from .._profiles import Connection
 from . import serve_workers
 from .common import (
     EXIT_ERROR,
@@ -27,6 +26,7 @@ from .common import (
     _Scrubber,
     _seconds,
 )
+from .profiles import Connection
 from .request_limits import add_request_limit_options, request_limits_of
 
 
@@ -249,8 +249,9 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
 
 
 def _served_connection(connection: Connection, args: argparse.Namespace) -> Connection:
-    """The connection with what serving changes in the backend's properties (``_serving``)."""
-    from .._serving import served_properties
+    """The connection with what serving changes in the backend's properties
+    (``server._serving``)."""
+    from ..server._serving import served_properties
 
     properties = served_properties(
         connection.impl,
@@ -294,7 +295,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 def _close(namespace: object) -> None:
     import asyncio
 
-    from .._base import AsyncLanceNamespace
+    from .._core.base import AsyncLanceNamespace
 
     if isinstance(namespace, AsyncLanceNamespace):
         asyncio.run(namespace.aclose())

@@ -1,4 +1,4 @@
-"""``lance-ns serve``'s storage-worker options (``_storage_workers``): their flags, and
+"""``lance-ns serve``'s storage-worker options (``server._storage_workers``): their flags, and
 the pool they describe, built from the backend's impl name and properties."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from .. import errors
 from .common import _positive_int, _seconds
 
 if TYPE_CHECKING:
-    from .._profiles import Connection
-    from .._storage_workers import StorageWorkers
+    from ..server._storage_workers import StorageWorkers
+    from .profiles import Connection
 
 
 def _count(value: str) -> int:
@@ -26,8 +26,8 @@ def _count(value: str) -> int:
 
 def add_arguments(serve: argparse.ArgumentParser) -> None:
     """The "storage workers" option group of ``serve``."""
-    from .._operations import OPERATIONS_BY_METHOD
-    from .._storage_workers import (
+    from .._core.operations import OPERATIONS_BY_METHOD
+    from ..server._storage_workers import (
         MIN_WORKER_MEMORY_MIB,
         STORAGE_METHODS,
         default_worker_count,
@@ -83,7 +83,7 @@ def storage_workers(
     parser: argparse.ArgumentParser, args: argparse.Namespace, connection: Connection
 ) -> StorageWorkers | None:
     """The pool the options describe (not started), or None with ``--storage-workers 0``."""
-    from .._storage_workers import StorageWorkerLimits, StorageWorkers
+    from ..server._storage_workers import StorageWorkerLimits, StorageWorkers
 
     given = {
         "workers": args.storage_workers,

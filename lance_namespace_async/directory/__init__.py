@@ -13,12 +13,21 @@ A package, so that each part reads on its own:
 * ``_manifest_snapshot``: reads answered from a copy of the manifest while it holds;
 * ``_placement``: where tables are and how their locations are stored;
 * ``_core``: the pylance handle, id and parent checks, and DropTable's deletion;
+* ``_versions``: ListTableVersions' answer;
+* ``_reads``: a table read directly where the manifest copy proves its location;
+* ``_query``: QueryTable's scanner, as pylance's operation builds it;
+* ``_branches``: the data operations of a branch, on the branch;
 * ``_namespaces``: the namespace operations and the listing of tables;
 * ``_tables``: the table operations;
-* ``_versions``: ListTableVersions' answer;
-* ``_ops``: every other operation, handed to pylance;
 * ``_batch``: the all-or-none batches pylance lacks;
+* ``_ops``: every other operation, handed to pylance;
+* ``_data``: CountTableRows, InsertIntoTable and QueryTable on the table itself;
 * ``_namespace``: :class:`DirectoryNamespace`, the backend.
+
+Each module imports only modules listed before it, so the package has no import cycle.
+
+Layer (ARCHITECTURE.md): a backend, independent of the others. May import storage,
+the core, ``errors`` and ``models``; never another backend, the facade or the server.
 """
 
 from ._manifest import MANIFEST_DIR

@@ -40,13 +40,13 @@ import anyio
 import attrs
 
 from .. import errors
-from .._identifiers import Identifier
-from .._lance_tables import local_path
+from .._core.identifiers import Identifier
+from .._storage.places import local_path
 from ._core import drop_nones
 from ._versions import relative_manifest
 
 if TYPE_CHECKING:
-    from ._namespace import DirectoryNamespace
+    from ._core import DirectoryCore
 
 __all__ = ["batch_commit_tables", "batch_create_table_versions"]
 
@@ -55,12 +55,12 @@ _COMMITTED = re.compile(r"^[0-9]+\.manifest$")
 _KINDS = ("declare_table", "create_table_version", "delete_table_versions", "deregister_table")
 _TRASH = ".lance-namespace-async"
 
-_locks: weakref.WeakKeyDictionary[DirectoryNamespace, anyio.Lock] = weakref.WeakKeyDictionary()
+_locks: weakref.WeakKeyDictionary[DirectoryCore, anyio.Lock] = weakref.WeakKeyDictionary()
 
 Undo = Callable[[], Awaitable[None]]
 
 
-def _lock(namespace: DirectoryNamespace) -> anyio.Lock:
+def _lock(namespace: DirectoryCore) -> anyio.Lock:
     lock = _locks.get(namespace)
     if lock is None:
         lock = _locks[namespace] = anyio.Lock()
@@ -98,7 +98,7 @@ class _VersionEntry:
     naming_scheme: str | None
 
     @classmethod
-    def parse(cls, namespace: DirectoryNamespace, body: Any, what: str) -> _VersionEntry:
+    def parse(cls, namespace: DirectoryCore, body: Any, what: str) -> _VersionEntry:
         if not isinstance(body, dict):
             raise errors.InvalidInputError(f"{what} must be an object")
         _no_branch(body, "CreateTableVersion")
@@ -242,7 +242,7 @@ def _unlink(path: str) -> None:
 class _Batch:
     """The steps applied so far, their undo steps and what to remove once all landed."""
 
-    def __init__(self, namespace: DirectoryNamespace) -> None:
+    def __init__(self, namespace: DirectoryCore) -> None:
         self.ns = namespace
         self.undo: list[Undo] = []
         self.finally_remove: list[str] = []
@@ -298,9 +298,7 @@ class _Batch:
             await self.thread(remove)
 
 
-async def _all_or_none(
-    namespace: DirectoryNamespace, apply: Callable[[_Batch], Awaitable[Any]]
-) -> Any:
+async def _all_or_none(namespace: DirectoryCore, apply: Callable[[_Batch], Awaitable[Any]]) -> Any:
     async with _lock(namespace):
         batch = _Batch(namespace)
         try:
@@ -332,9 +330,9 @@ def _refuse_twice(entries: list[_VersionEntry]) -> None:
         seen.add(key)
 
 
-async def batch_create_table_versions(namespace: DirectoryNamespace, request: Any) -> Any:
+async def batch_create_table_versions(namespace: DirectoryCore, request: Any) -> Any:
     """Record one version of each listed table: every one, or none (module docstring)."""
-    from .._base import json_data
+    from .._core.base import json_data
     from ..models import BatchCreateTableVersionsResponse
 
     body: dict[str, Any] = json_data(request)
@@ -377,7 +375,7 @@ def _ranges(value: Any, what: str) -> tuple[tuple[int, int], ...]:
     return tuple(found)
 
 
-def _parse_operation(namespace: DirectoryNamespace, item: Any, what: str) -> _Operation:
+def _parse_operation(namespace: DirectoryCore, item: Any, what: str) -> _Operation:
     if not isinstance(item, dict):
         raise errors.InvalidInputError(f"{what} must be an object")
     given = [kind for kind in _KINDS if item.get(kind) is not None]
@@ -472,10 +470,10 @@ async def _apply(batch: _Batch, operation: _Operation) -> dict[str, Any]:
     return {"create_table_version": landing}
 
 
-async def batch_commit_tables(namespace: DirectoryNamespace, request: Any) -> Any:
+async def batch_commit_tables(namespace: DirectoryCore, request: Any) -> Any:
     """Apply declares, version records, version deletions and deregisters in order:
     every one, or none (module docstring)."""
-    from .._base import json_data
+    from .._core.base import json_data
     from ..models import BatchCommitTablesResponse
 
     body: dict[str, Any] = json_data(request)

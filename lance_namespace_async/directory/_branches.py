@@ -23,11 +23,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import errors
-from .._ref_names import branch_of, check_ref_names
-from .._storage_requests import merge_insert
+from .._storage.ref_names import branch_of, check_ref_names
+from .._storage.requests import merge_insert
 
 if TYPE_CHECKING:
-    from .._arrow_data import ArrowData
+    from .._core.arrow_data import ArrowData
     from ._core import DirectoryCore
 
 __all__ = [
@@ -126,7 +126,7 @@ def _schema_metadata(dataset: Any, body: Mapping[str, Any], rows: Any) -> dict[s
 
 
 def _query(dataset: Any, body: Mapping[str, Any], rows: Any) -> bytes:
-    from .._arrow_data import ipc_file_bytes
+    from .._core.arrow_data import ipc_file_bytes
     from ._query import scanner_arguments
 
     query = {k: v for k, v in body.items() if k not in ("branch", "id")}

@@ -18,18 +18,12 @@ import anyio
 import anyio.to_thread
 
 from .. import errors
-from .._base import AsyncLanceNamespace
-from .._identifiers import Identifier, validate_identifier
-from .._lance_tables import (
-    Claims,
-    LanceTables,
-    Place,
-    canonical,
-    local_path,
-    place_of,
-    storage_failure,
-)
-from .._namespace_guard import NamespaceGuard
+from .._core.base import AsyncLanceNamespace
+from .._core.identifiers import Identifier, validate_identifier
+from .._core.namespace_guard import NamespaceGuard
+from .._storage.failures import storage_failure
+from .._storage.places import Claims, Place, canonical, local_path, place_of
+from .._storage.tables import LanceTables
 from ._manifest import MANIFEST_DELIMITER, Manifest, manifest_id
 from ._manifest_snapshot import ManifestSnapshots, Snapshot, read_manifest_rows
 from ._placement import absolute, is_outside_root, mangled, remove_encoded_twins, root_tables

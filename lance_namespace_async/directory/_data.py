@@ -29,25 +29,23 @@ or credential vending) and, for inserts, without ``table_version_tracking_enable
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._operations import OPERATIONS_BY_ID
+from .._core.operations import OPERATIONS_BY_ID
 from ._core import drop_nones
-from ._manifest import manifest_id
 from ._ops import _call_pylance
+from ._query import QUERY_FIELDS, run_query, scanner_arguments
+from ._reads import Confine, located, read_directly
 from ._tables import TableOperations
 
 if TYPE_CHECKING:
-    from .._arrow_data import ArrowData
-    from .._identifiers import Identifier
+    from .._core.arrow_data import ArrowData
+    from .._core.identifiers import Identifier
     from ._manifest_snapshot import ManifestSnapshots
 
-__all__ = ["Confine", "DataOperations", "read_directly"]
+__all__ = ["DataOperations"]
 
 T = TypeVar("T")
-#: refuses (PermissionDenied) a location outside a confined backend's root (worker thread)
-Confine = Callable[[str], None]
 
 #: request fields the direct paths understand; any other one set goes to pylance
 _COUNT_FIELDS = frozenset({"id", "version", "predicate"})
@@ -101,8 +99,6 @@ class DataOperations(TableOperations):
         return await _call_pylance(self, operation, request, data)
 
     async def _query_table(self, request: Any) -> Any:
-        from ._query import QUERY_FIELDS, run_query, scanner_arguments
-
         operation = OPERATIONS_BY_ID["QueryTable"]
         body = drop_nones(request.to_dict())
         table = self._direct_table(body, QUERY_FIELDS)
@@ -148,40 +144,6 @@ class DataOperations(TableOperations):
         return snapshots.confirmed
 
 
-def _location(snapshots: ManifestSnapshots, table: Identifier, confine: Confine) -> str | None:
-    """The table's location, from a copy of the manifest proven current (worker thread),
-    once ``confine`` has let it through (PermissionDenied for one outside the root)."""
-    snapshot = snapshots.current()
-    stored = None if snapshot is None else snapshot.tables.get(manifest_id(table))
-    if stored is None:
-        return None
-    location = str(snapshots.described(table, stored)["location"])
-    confine(location)
-    return location
-
-
-def read_directly(
-    snapshots: ManifestSnapshots,
-    session: Any,
-    table: Identifier,
-    version: int | None,
-    read: Callable[[Any], T | None],
-    confine: Confine,
-) -> T | None:
-    """``read`` of the table's dataset at ``version`` (worker thread), or None when pylance
-    must answer: no location the manifest copy proves, or any failure (a read changes
-    nothing, so asking pylance as well is safe, and it reports the error in its words)."""
-    import lance
-
-    location = _location(snapshots, table, confine)
-    if location is None:
-        return None
-    try:
-        return read(lance.dataset(location, version=version, session=session))
-    except Exception:  # pylance's operation reports it, in its words
-        return None
-
-
 def _count_rows(
     snapshots: ManifestSnapshots,
     session: Any,
@@ -208,7 +170,7 @@ def _append(
     import lance
     import pyarrow as pa
 
-    location = _location(snapshots, table, confine)
+    location = located(snapshots, table, confine)
     if location is None:
         return None
     try:

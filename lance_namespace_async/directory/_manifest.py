@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import errors
-from .._identifiers import Identifier, join_identifier
+from .._core.identifiers import Identifier, join_identifier
 
 __all__ = ["MANIFEST_DELIMITER", "MANIFEST_DIR", "Manifest", "manifest_id"]
 

@@ -23,7 +23,7 @@ register outside the root is kept absolute and resolved here. Such a table is
 usable through this backend (and the sync facade given to pylance), not
 through pylance's own DirectoryNamespace.
 
-Deletion (``_lance_tables`` decides it, as for every backend): the storage root
+Deletion (``_storage.tables`` decides it, as for every backend): the storage root
 is ``root``. DropTable deletes a table's data only strictly inside the root (or
 below a ``drop_allowed_locations`` prefix), never the root, the ``__manifest``,
 a directory inside or holding another Lance table, nor a location another

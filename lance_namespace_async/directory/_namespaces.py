@@ -12,10 +12,10 @@ import contextlib
 from typing import Any
 
 from .. import errors
-from .._identifiers import Identifier, join_identifier
-from .._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, parse_mode
-from .._paging import check_limit, page_of, token_of
-from .._unique_names import refuse_table_named_like
+from .._core.identifiers import Identifier, join_identifier
+from .._core.modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, parse_mode
+from .._core.paging import check_limit, page_of, token_of
+from .._core.unique_names import refuse_table_named_like
 from ..models import (
     CreateNamespaceRequest,
     CreateNamespaceResponse,

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._operations import OPERATIONS, Operation
+from .._core.operations import OPERATIONS, Operation
 from ._core import drop_nones
 
 if TYPE_CHECKING:
-    from .._arrow_data import ArrowData
-    from .._identifiers import Identifier
+    from .._core.arrow_data import ArrowData
+    from .._core.identifiers import Identifier
     from ._core import DirectoryCore
-    from ._namespace import DirectoryNamespace
 
 __all__ = ["install_pylance_operations"]
 
@@ -33,7 +32,7 @@ async def _call_pylance(
     namespace: DirectoryCore, operation: Operation, request: Any, data: ArrowData | None
 ) -> Any:
     from .. import errors
-    from .._base import json_data
+    from .._core.base import json_data
     from ._branches import PYLANCE_READS_BRANCH, branch_of, check_ref_names, on_branch
 
     body: dict[str, Any] = json_data(request)
@@ -135,13 +134,13 @@ def _answer(operation: Operation, result: Any) -> Any:
     return model.from_dict(drop_nones(dict(result or {})))
 
 
-async def _update_field_metadata(namespace: DirectoryNamespace, request: Any) -> Any:
+async def _update_field_metadata(namespace: DirectoryCore, request: Any) -> Any:
     """UpdateFieldMetadata, which pylance's DirectoryNamespace lacks: on the dataset
-    (:func:`~._storage_requests.update_field_metadata`, shared with the catalog backends).
+    (:func:`~.._storage.requests.update_field_metadata`, shared with the catalog backends).
     """
     from .. import errors
-    from .._base import json_data
-    from .._storage_requests import update_field_metadata
+    from .._core.base import json_data
+    from .._storage.requests import update_field_metadata
     from ..models import UpdateFieldMetadataResponse
 
     body: dict[str, Any] = json_data(request)
@@ -155,13 +154,13 @@ async def _update_field_metadata(namespace: DirectoryNamespace, request: Any) ->
     return UpdateFieldMetadataResponse.from_dict(answer)
 
 
-async def _batch_create_table_versions(namespace: DirectoryNamespace, request: Any) -> Any:
+async def _batch_create_table_versions(namespace: DirectoryCore, request: Any) -> Any:
     from ._batch import batch_create_table_versions
 
     return await batch_create_table_versions(namespace, request)
 
 
-async def _batch_commit_tables(namespace: DirectoryNamespace, request: Any) -> Any:
+async def _batch_commit_tables(namespace: DirectoryCore, request: Any) -> Any:
     from ._batch import batch_commit_tables
 
     return await batch_commit_tables(namespace, request)
@@ -182,13 +181,13 @@ def _pylance_runs(method: str) -> bool:
     return hasattr(PyDirectoryNamespace, method)
 
 
-def install_pylance_operations(cls: type[DirectoryNamespace]) -> None:
+def install_pylance_operations(cls: type[DirectoryCore]) -> None:
     """A ``_<operation>`` on ``cls`` for each operation it lacks, handed to pylance.
 
     Whether pylance runs an operation is asked only when it is called (or listed),
     so importing the backend does not import pylance.
     """
-    from .._base import AsyncLanceNamespace
+    from .._core.base import AsyncLanceNamespace
 
     # the backend's own classes (its operations are spread over mixins), not the base's
     backend = [k for k in cls.__mro__ if issubclass(k, AsyncLanceNamespace)]
@@ -206,22 +205,20 @@ def install_pylance_operations(cls: type[DirectoryNamespace]) -> None:
         if operation.takes_data:
 
             async def call_with_data(
-                self: DirectoryNamespace, request: Any, data: ArrowData, _op: Operation = operation
+                self: DirectoryCore, request: Any, data: ArrowData, _op: Operation = operation
             ) -> Any:
                 return await _call_pylance(self, _op, request, data)
 
             setattr(cls, name, call_with_data)
         else:
 
-            async def call(
-                self: DirectoryNamespace, request: Any, _op: Operation = operation
-            ) -> Any:
+            async def call(self: DirectoryCore, request: Any, _op: Operation = operation) -> Any:
                 return await _call_pylance(self, _op, request, None)
 
             setattr(cls, name, call)
     listed = cls.list_operations
 
-    def list_operations(klass: type[DirectoryNamespace]) -> list[str]:
+    def list_operations(klass: type[DirectoryCore]) -> list[str]:
         """The operations implemented here or by pylance's DirectoryNamespace."""
         return [m for m in listed() if m not in handed or _pylance_runs(m)]
 

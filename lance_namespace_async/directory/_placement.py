@@ -14,7 +14,7 @@ import os
 import re
 
 from .. import errors
-from .._lance_tables import local_path
+from .._storage.places import local_path
 
 __all__ = [
     "PLACEHOLDER",

@@ -11,8 +11,8 @@ import os
 import attrs
 
 from .. import errors
-from .._config import BackendConfig, parse_bool, parse_positive_int, prop
-from .._lance_tables import (
+from .._core.config import BackendConfig, parse_bool, parse_positive_int, prop
+from .._storage.places import (
     allowed_locations_prop,
     confine_storage_prop,
     drop_allowed_locations_prop,

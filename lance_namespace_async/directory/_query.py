@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._data import Confine, read_directly
+from ._reads import Confine, read_directly
 
 if TYPE_CHECKING:
-    from .._identifiers import Identifier
+    from .._core.identifiers import Identifier
     from ._manifest_snapshot import ManifestSnapshots
 
 __all__ = ["QUERY_FIELDS", "run_query", "scanner_arguments"]
@@ -204,7 +204,7 @@ def run_query(
     confine: Confine,
 ) -> bytes | None:
     """The answer's IPC file, or None when pylance must answer (worker thread)."""
-    from .._arrow_data import ipc_file_bytes
+    from .._core.arrow_data import ipc_file_bytes
 
     def query(dataset: Any) -> bytes | None:
         if column is not None and column not in dataset.schema.names:

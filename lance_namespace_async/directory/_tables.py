@@ -15,11 +15,12 @@ import os
 from typing import Any
 
 from .. import errors
-from .._identifiers import Identifier, validate_name
-from .._lance_tables import as_uri, canonical, has_versions, local_path
-from .._modes import REGISTER_MODES, parse_mode
-from .._paging import check_limit
-from .._unique_names import refuse_namespace_named_like
+from .._core.identifiers import Identifier, validate_name
+from .._core.modes import REGISTER_MODES, parse_mode
+from .._core.paging import check_limit
+from .._core.unique_names import refuse_namespace_named_like
+from .._storage.places import as_uri, canonical, local_path
+from .._storage.tables import has_versions
 from ..models import (
     DeclareTableRequest,
     DeclareTableResponse,

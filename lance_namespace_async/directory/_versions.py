@@ -6,7 +6,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from .. import errors
-from .._paging import token_of
+from .._core.paging import token_of
 
 __all__ = ["page_of_versions", "relative_manifest", "versions_of"]
 

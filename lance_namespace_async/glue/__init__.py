@@ -34,6 +34,9 @@ A package, so that each part of the seed reads on its own:
 * ``_catalogs``: the namespace levels (starting catalog, child catalogs, databases);
 * ``_namespace``: :class:`GlueNamespace`, the basic operations in the seed's order,
   and what deletion may delete.
+
+Layer (ARCHITECTURE.md): a backend, independent of the others. May import the
+transport, storage, the core, ``errors`` and ``models``; never another backend.
 """
 
 from ._mapping import NAMESPACE_TYPE as NAMESPACE_TYPE

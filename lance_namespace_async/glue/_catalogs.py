@@ -15,7 +15,7 @@ import contextlib
 from typing import Any
 
 from .. import errors
-from .._identifiers import Identifier
+from .._core.identifiers import Identifier
 from ._client import GlueClient
 from ._errors import NoCatalogApis
 from ._mapping import Database

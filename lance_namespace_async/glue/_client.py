@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 import anyio
 
 from .. import errors
-from .._paging import PageTrail
-from .._timeout import chosen_total
+from .._core.paging import PageTrail
+from .._core.timeout import chosen_total
 from ..errors import MissingDependencyError
 from ._errors import NoCatalogApis, glue_error, unknown_operation
 from ._properties import GlueConfig

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import errors
-from .._http import flag_ambiguous
+from .._transport.failures import flag_ambiguous
 
 if TYPE_CHECKING:
     from botocore.exceptions import ClientError

@@ -14,9 +14,9 @@ from typing import Any
 
 import attrs
 
-from .._arrow_json import hive_type
-from .._identifiers import Identifier, join_identifier
-from .._lance_tables import is_lance_table
+from .._core.arrow_json import hive_type
+from .._core.identifiers import Identifier, join_identifier
+from .._storage.tables import is_lance_table
 
 __all__ = [
     "NAMESPACE_TYPE",

@@ -3,11 +3,11 @@
 CreateNamespace, ListNamespaces, DescribeNamespace, DropNamespace, DeclareTable,
 ListTables, DescribeTable and DeregisterTable follow the seed's steps; RegisterTable,
 TableExists, DropTable and RenameTable follow, and every data operation comes from
-:class:`~.._storage_ops.StorageTableOperations`. The calls go through
+:class:`~.._storage.operations.StorageTableOperations`. The calls go through
 :class:`~._client.GlueClient`, ids are resolved by :class:`~._catalogs.CatalogTree`
 and Glue's records are read and written by :mod:`._mapping`.
 
-Deletion (decided once in ``_lance_tables``): the storage root is ``root`` when
+Deletion (decided once in ``_storage.tables``): the storage root is ``root`` when
 configured; DropTable deletes a table's data only strictly inside it (or below a
 ``drop_allowed_locations`` prefix; for S3, bucket and key prefix are compared),
 never the root itself, a directory inside or holding another Lance table, nor
@@ -26,13 +26,15 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
 from .. import errors
-from .._identifiers import Identifier, validate_identifier
-from .._lance_tables import Claims, LanceTables, catalog_claims, lance_parameters
-from .._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
-from .._namespace_guard import NamespaceGuard
-from .._paging import page_of
-from .._storage_ops import StorageTable, StorageTableOperations
-from .._unique_names import refuse_existing_table
+from .._core.identifiers import Identifier, validate_identifier
+from .._core.modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
+from .._core.namespace_guard import NamespaceGuard
+from .._core.paging import page_of
+from .._core.unique_names import refuse_existing_table
+from .._storage.operations import StorageTableOperations
+from .._storage.places import Claims
+from .._storage.table_base import StorageTable
+from .._storage.tables import LanceTables, catalog_claims, lance_parameters
 from ..models import (
     CreateNamespaceRequest,
     CreateNamespaceResponse,

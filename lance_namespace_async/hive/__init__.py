@@ -18,7 +18,7 @@ a copy generated here. Only calls that Hive 2.3 through 4 all answer are used:
 Hive 4 dropped ``get_table`` and ``get_table_objects_by_name`` for their
 ``*_req`` forms, which 2.3 already has.
 
-Deletion (decided once in ``_lance_tables``): the storage root is ``root`` when
+Deletion (decided once in ``_storage.tables``): the storage root is ``root`` when
 configured; DropTable deletes a table's data only strictly inside it (or below a
 ``drop_allowed_locations`` prefix), never the root itself, a directory inside
 or holding another Lance table, nor the place of the table whose default
@@ -27,6 +27,9 @@ own default location (``<database location>/<name>``) is deleted. Elsewhere a
 drop deregisters the table and keeps its data. RegisterTable (a Lance table
 required) and DeclareTable (no data yet) refuse the root and places inside,
 holding or belonging to another table.
+
+Layer (ARCHITECTURE.md): a backend, independent of the others. May import storage,
+the core, ``errors`` and ``models``; never another backend.
 """
 
 from __future__ import annotations
@@ -36,21 +39,21 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self, TypeVar
 
 from .. import errors
-from .._arrow_json import hive_type
-from .._identifiers import Identifier, validate_identifier
-from .._lance_tables import (
+from .._core.arrow_json import hive_type
+from .._core.identifiers import Identifier, validate_identifier
+from .._core.modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
+from .._core.paging import page_of
+from .._core.unique_names import refuse_existing_table
+from .._storage.operations import StorageTableOperations
+from .._storage.places import Claims, canonical
+from .._storage.table_base import StorageTable
+from .._storage.tables import (
     TABLE_TYPE,
-    Claims,
     LanceTables,
-    canonical,
     catalog_claims,
     is_lance_table,
     lance_parameters,
 )
-from .._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
-from .._paging import page_of
-from .._storage_ops import StorageTable, StorageTableOperations
-from .._unique_names import refuse_existing_table
 from ..models import (
     CreateNamespaceRequest,
     CreateNamespaceResponse,

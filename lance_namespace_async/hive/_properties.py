@@ -6,7 +6,7 @@ from urllib.parse import urlparse
 
 import attrs
 
-from .._config import (
+from .._core.config import (
     BackendConfig,
     call_timeout_prop,
     max_response_bytes_prop,
@@ -14,7 +14,7 @@ from .._config import (
     parse_positive_int,
     prop,
 )
-from .._lance_tables import (
+from .._storage.places import (
     allowed_locations_prop,
     confine_storage_prop,
     drop_allowed_locations_prop,

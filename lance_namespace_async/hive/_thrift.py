@@ -27,7 +27,7 @@ from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
 
 from .. import errors
-from .._timeout import chosen_step, chosen_total
+from .._core.timeout import chosen_step, chosen_total
 from ._properties import HiveConfig
 
 __all__ = ["AnswerTooLarge", "CallBudget", "DeadlinePassed", "NotSent", "Pool"]

@@ -37,6 +37,9 @@ A package, so that each part of the seeds reads on its own:
   staged manifests, the versions listed up to the catalog's);
 * ``_namespace``: :class:`IcebergNamespace`, the basic operations in the seed's order,
   the rest, and what deletion may delete.
+
+Layer (ARCHITECTURE.md): a backend, independent of the others. May import the
+transport, storage, the core, ``errors`` and ``models``; never another backend.
 """
 
 from ._mapping import DUMMY_SCHEMA as DUMMY_SCHEMA

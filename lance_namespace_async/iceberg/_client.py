@@ -1,9 +1,9 @@
 """The REST side of ``impl="iceberg"``: HTTP, OAuth2, warehouse configs and API paths.
 
-Requests go through the shared :class:`~.._http.HttpTransport` (deadlines, retries of
+Requests go through the shared :class:`~.._transport.transport.HttpTransport` (deadlines, retries of
 what is safe to retry, bounded bodies, bearer token, OAuth2 client credentials against
 ``<endpoint>/v1/oauth/tokens`` unless configured otherwise) by way of the catalogs'
-shared :class:`~.._catalog_http.CatalogHttp` (JSON answers, typed errors), with
+shared :class:`~.._transport.catalog.CatalogHttp` (JSON answers, typed errors), with
 Iceberg's error dialect (:mod:`._errors`). Seed 000's warehouse is
 the first namespace level: its configuration comes from ``GET /v1/config?warehouse=``,
 fetched once per warehouse whatever the number of waiting calls, layered ``defaults`` <
@@ -22,9 +22,9 @@ import anyio
 import attrs
 
 from .. import errors
-from .._catalog_http import CatalogHttp
-from .._http import HttpTransport
-from .._identifiers import Identifier
+from .._core.identifiers import Identifier
+from .._transport.catalog import CatalogHttp
+from .._transport.transport import HttpTransport
 from ._errors import classify_iceberg_error
 from ._mapping import UNIT_SEPARATOR, separator_of
 from ._properties import IcebergConfig

@@ -3,7 +3,7 @@
 The REST spec's exception names are more precise than the status (a 404 is a missing
 namespace or table, a 409 an existing one or a lost commit), so they decide first; an
 answer without one falls back to the status, as every HTTP backend does
-(:mod:`.._catalog_http`, which also flags a retry after an ambiguous failure).
+(:mod:`.._transport.catalog`, which also flags a retry after an ambiguous failure).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import errors
-from .._catalog_http import ErrorClass
+from .._transport.catalog import ErrorClass
 
 __all__ = ["ICEBERG_ERROR_TYPES", "classify_iceberg_error"]
 

@@ -52,15 +52,17 @@ import anyio.to_thread
 import lance_namespace
 
 from .. import errors
-from .._base import json_data
-from .._lance_tables import local_path, translate
-from .._operations import OPERATIONS_BY_METHOD
-from .._storage_ops import StorageTable, StorageTableOperations
-from .._storage_requests import version_entry
+from .._core.base import json_data
+from .._core.operations import OPERATIONS_BY_METHOD
+from .._storage.failures import translate
+from .._storage.operations import StorageTableOperations
+from .._storage.places import local_path
+from .._storage.requests import version_entry
+from .._storage.table_base import StorageTable
 from ._mapping import arrow_to_iceberg_schema, current_version, schema_changes, snapshot_updates
 
 if TYPE_CHECKING:
-    from .._identifiers import Identifier
+    from .._core.identifiers import Identifier
     from ._client import IcebergRestClient
 
 __all__ = ["LoopNamespace", "ManagedIcebergVersions"]
@@ -309,7 +311,7 @@ class LoopNamespace(lance_namespace.LanceNamespace):
         return f"LoopNamespace({self.namespace_id()})"
 
     def _call(self, method: str, request: Any) -> Any:
-        from .._sync import _compat_error, _peer_answer
+        from .._core.peer import _compat_error, _peer_answer
 
         coroutine = getattr(self._backend, method)
         try:

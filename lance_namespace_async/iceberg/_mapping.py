@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from .. import errors
-from .._lance_tables import TABLE_TYPE, is_lance_table, lance_parameters
+from .._storage.tables import TABLE_TYPE, is_lance_table, lance_parameters
 
 __all__ = [
     "DUMMY_SCHEMA",

@@ -9,11 +9,11 @@ table (``load_detailed_metadata``); RegisterTable, DropTable (deregister, then d
 data), RenameTable, and DropNamespace with Cascade (refused when a non-Lance table is
 inside) are implemented. Seed 003's catalog-managed versions come last, with
 :class:`~._managed.ManagedIcebergVersions`; every other data operation comes from
-:class:`~.._storage_ops.StorageTableOperations`. The calls go through
+:class:`~.._storage.operations.StorageTableOperations`. The calls go through
 :class:`~._client.IcebergRestClient`, and table metadata is read and written by
 :mod:`._mapping`.
 
-Deletion (decided once in ``_lance_tables``): the storage root is ``root`` when
+Deletion (decided once in ``_storage.tables``): the storage root is ``root`` when
 configured; DropTable deletes a table's data only strictly inside it (or below a
 ``drop_allowed_locations`` prefix), never the root itself, a directory inside
 or holding another Lance table, nor the place of the table whose default
@@ -35,19 +35,20 @@ from typing import Any, ClassVar, Self, TypeVar
 import anyio
 
 from .. import errors
-from .._config import mask_url_userinfo
-from .._http import HttpTransport
-from .._identifiers import Identifier, validate_identifier
-from .._lance_tables import Claims, LanceTables, catalog_claims
-from .._modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
-from .._paging import PageTrail, check_limit, token_of
-from .._storage_ops import StorageAccess
-from .._unique_names import (
+from .._core.config import mask_url_userinfo
+from .._core.identifiers import Identifier, validate_identifier
+from .._core.modes import CREATE_MODES, DROP_BEHAVIORS, DROP_MODES, REGISTER_MODES, parse_mode
+from .._core.paging import PageTrail, check_limit, token_of
+from .._core.unique_names import (
     refuse_existing_table,
     refuse_namespace_named_like,
     refuse_table_named_like,
 )
-from .._vended_credentials import from_iceberg, wants_vending, with_vended
+from .._storage.places import Claims
+from .._storage.table_base import StorageAccess
+from .._storage.tables import LanceTables, catalog_claims
+from .._storage.vended_credentials import from_iceberg, wants_vending, with_vended
+from .._transport.transport import HttpTransport
 from ..models import (
     CreateNamespaceRequest,
     CreateNamespaceResponse,

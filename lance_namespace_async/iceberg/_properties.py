@@ -1,27 +1,27 @@
 """The properties of ``impl="iceberg"``: seed 000's configuration list, plus what it leaves open.
 
 Its own module so the list reads as the spec's does: ``endpoint``, ``auth_token``,
-``credential``, ``connect_timeout``, ``read_timeout`` and ``max_retries`` (the last five
-are the shared HTTP client's, :class:`~.._http.HttpConfig`) and ``root``; then seed 003's
-``managed_by`` default and ``iceberg_tooling``, and this implementation's own: deletion
-prefixes, the prefix rule of warehouses without one, concurrency, credential vending and
-the storage options of the tables.
+``credential``, ``connect_timeout``, ``read_timeout`` and ``max_retries`` (the last
+five are the shared HTTP client's, :class:`~.._transport.config.HttpConfig`) and ``root``;
+then seed 003's ``managed_by`` default and ``iceberg_tooling``, and this implementation's
+own: deletion prefixes, the prefix rule of warehouses without one, concurrency,
+credential vending and the storage options of the tables.
 """
 
 from __future__ import annotations
 
 import attrs
 
-from .._config import mask_url_userinfo, parse_bool, parse_positive_int, prop
-from .._http import HttpConfig, parse_http_url
-from .._lance_tables import (
+from .._core.config import mask_url_userinfo, parse_bool, parse_positive_int, prop
+from .._storage.places import (
     allowed_locations_prop,
     confine_storage_prop,
     drop_allowed_locations_prop,
     storage_root_prop,
     table_storage_options_prop,
 )
-from .._vended_credentials import VENDING_DOC
+from .._storage.vended_credentials import VENDING_DOC
+from .._transport.config import HttpConfig, parse_http_url
 from ._mapping import MANAGED_BY, managed_by
 
 __all__ = ["IcebergConfig"]

@@ -22,6 +22,9 @@ Data Source API has no pruning hook (as of Spark 4.3), so ask for columns with
 ``.schema(...)`` / the ``columns`` option, or they are read and dropped by Spark.
 :func:`read` reads the same partitions through ``mapInArrow`` instead of the
 data source scan, for 30-50% less CPU per row (see its module).
+
+Layer (ARCHITECTURE.md): the top, beside ``_cli`` and ``testing``. May import the
+facade, storage's places, the core; backends only by name through ``connect()``.
 """
 
 from __future__ import annotations
@@ -112,8 +115,8 @@ def save(
     here, in the driver, when the table exists; ``ignore`` writes nothing then.
     The check is repeated atomically when the job declares the table.
     """
-    from .._identifiers import parse_identifier
-    from .._sync import SyncLanceNamespace
+    from .._core.identifiers import parse_identifier
+    from .._facade.sync import SyncLanceNamespace
 
     wanted = mode.lower().replace("_", "")
     wanted = "errorifexists" if wanted == "error" else wanted

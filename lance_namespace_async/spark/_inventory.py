@@ -16,9 +16,9 @@ from typing import Any
 import pyarrow as pa
 
 from .. import errors
-from .._arrow_json import json_arrow_schema
-from .._crawl import crawl
-from .._identifiers import join_identifier, parse_identifier
+from .._core.arrow_json import json_arrow_schema
+from .._core.identifiers import join_identifier, parse_identifier
+from .._facade.crawl import crawl
 from ._table import BlockingBackend, cached_namespace, storage_options_of
 
 __all__ = ["INVENTORY_SCHEMA", "inventory"]
@@ -120,7 +120,7 @@ def inventory(
     table could not be opened; null when it could). ``partitions`` (default:
     4 x Spark's default parallelism) is how many tasks open the tables.
     """
-    from .._sync import SyncLanceNamespace  # the driver only: pylance's client is heavy
+    from .._facade.sync import SyncLanceNamespace
 
     properties = dict(properties or {})
     root_id = parse_identifier(root, delimiter) if isinstance(root, str) else tuple(root)

@@ -33,7 +33,7 @@ import os
 import re
 import uuid
 
-from .._lance_tables import as_uri, local_path
+from .._storage.places import as_uri, local_path
 
 __all__ = ["JobFiles", "LateTaskError", "delete_data_files"]
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import attrs
 
 from .. import errors
-from .._identifiers import Identifier, parse_identifier
+from .._core.identifiers import Identifier, parse_identifier
 
 __all__ = ["DELIMITER", "RESERVED", "SAVE_MODES", "SourceOptions"]
 

@@ -18,10 +18,10 @@ import attrs
 from anyio.from_thread import BlockingPortal
 
 from .. import errors
-from .._base import AsyncLanceNamespace
-from .._lance_tables import as_uri
-from .._portal import start_portal
-from .._registry import connect
+from .._core.base import AsyncLanceNamespace
+from .._core.registry import connect
+from .._facade.portal import start_portal
+from .._storage.places import as_uri
 
 __all__ = ["BlockingBackend", "TableHandle", "cached_namespace", "storage_options_of"]
 

@@ -8,6 +8,9 @@ As a pytest plugin (installed with this package; inert unless asked)::
 
 From Python (a project's own suite): a :class:`KitRunner` over :data:`SCENARIOS`.
 Names are imported on first use, so loading the pytest plugin stays cheap.
+
+Layer (ARCHITECTURE.md): the top, beside ``_cli`` and ``spark``. May import the
+facade, storage, the core; backends only by name through ``connect()``.
 """
 
 from __future__ import annotations

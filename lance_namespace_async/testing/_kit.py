@@ -27,9 +27,9 @@ import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from .. import errors
-from .._base import OPERATIONS, AsyncLanceNamespace
-from .._operation_methods import DictRequestOperations
-from .._registry import connect
+from .._core.base import OPERATIONS, AsyncLanceNamespace
+from .._core.operation_methods import DictRequestOperations
+from .._core.registry import connect
 
 #: a request as the kit writes it: the request model's fields as a dict
 Request = Mapping[str, Any]

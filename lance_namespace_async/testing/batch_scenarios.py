@@ -18,9 +18,9 @@ from typing import Any
 import anyio.to_thread
 
 from .. import errors
-from .._lance_tables import local_path
+from .._storage.places import local_path
 from ._kit import Kit, ScenarioSkipped
-from .scenarios import scenario
+from ._scenario import scenario
 
 
 async def _staged(kit: Kit, location: str) -> tuple[int, str]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import errors
 from ._kit import Kit
-from .scenarios import scenario
+from ._scenario import scenario
 
 
 def _rows(count: int, start: int = 0) -> Any:

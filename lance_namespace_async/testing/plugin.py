@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 # assertion messages with values, like in a test module (must precede the import)
 pytest.register_assert_rewrite(
     "lance_namespace_async.testing._kit",
+    "lance_namespace_async.testing._scenario",
     "lance_namespace_async.testing.scenarios",
     "lance_namespace_async.testing.data_scenarios",
     "lance_namespace_async.testing.batch_scenarios",
@@ -106,7 +107,7 @@ def settings_from_options(config: pytest.Config) -> KitSettings | None:
     impl = config.getoption("lance_ns_impl")
     if not impl:
         return None
-    from .._identifiers import parse_identifier
+    from .._core.identifiers import parse_identifier
     from ..errors import LanceNamespaceError
     from ._kit import KitSettings
 
@@ -141,7 +142,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings is not None:
         _default_fixture_loop_scope(config)
     if settings is not None:
-        from .._registry import resolve_impl
+        from .._core.registry import resolve_impl
         from ..errors import LanceNamespaceError
 
         try:  # fail fast on a misspelt impl, before anything is collected

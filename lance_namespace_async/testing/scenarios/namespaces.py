@@ -7,7 +7,7 @@ import functools
 
 from ... import errors
 from .._kit import Kit, properties_of
-from . import (
+from .._scenario import (
     CASCADE,
     CREATE,
     EXIST_OK,

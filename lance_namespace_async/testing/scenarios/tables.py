@@ -10,7 +10,7 @@ import functools
 from ... import errors
 from ...models import JsonArrowSchema, TableBasicStats
 from .._kit import Kit, ScenarioSkipped
-from . import (
+from .._scenario import (
     CREATE,
     EXIST_OK,
     OVERWRITE,
@@ -435,7 +435,7 @@ async def crawl_reaches_every_table_through_pages_of_one(kit: Kit) -> None:
     """Following ListNamespaces and ListTables page by page (``limit`` 1, as
     ``lance_namespace_async.crawl`` does with page_size=1) from the scenario's
     namespace reaches every table below it exactly once, nested ones included."""
-    from ..._crawl import crawl
+    from ..._facade.crawl import crawl
 
     expected = [kit.table("t"), kit.table("u")]
     await kit.ns.declare_table({"id": expected[0]})

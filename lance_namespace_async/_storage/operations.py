@@ -1,0 +1,47 @@
+"""Table operations on storage for the catalog backends (iceberg, unity, glue, hive).
+
+A catalog only knows where a Lance table lives. Every data, index, tag, version
+and schema operation of a storage-managed table is therefore the same on every
+catalog, and is written once here: the table is resolved through the backend's
+own DescribeTable (its location and storage options, so endpoints and
+credentials come from the catalog), and the operation runs on the dataset with
+pylance, on the backend's bounded worker threads (requests become pylance arguments
+in :mod:`.requests`), with pylance's failures
+translated by :func:`~.failures.translate` (the translation the directory
+backend uses too).
+
+Written as two mixins over :class:`~.table_base.StorageTableBase` (which resolves
+the table): :class:`~.data_ops.StorageDataOperations` (rows: create, insert,
+merge, update, delete, query, counts and statistics) and
+:class:`~.metadata_ops.StorageMetadataOperations` (indices, tags, versions,
+columns and schema). A backend mixes :class:`StorageTableOperations` in and adds only what its
+catalog must see:
+
+* :meth:`~StorageTableOperations._creation_location`: where CreateTable writes a
+  new table (the backend's default layout);
+* :meth:`~StorageTableOperations._storage_access`: whether the catalog lets
+  operations write storage directly, which version readers see, and whether
+  pylance must commit through the namespace (Iceberg's ``managed_by=impl``
+  tables: the catalog's version, and every commit through its UpdateTable);
+* :meth:`~StorageTableOperations._schema_changed`: called after an operation
+  changed the table's columns, for catalogs that store them;
+* :meth:`~StorageTableOperations._describe_for_storage`: the DescribeTable an
+  operation resolves the table with (Unity asks it for credentials that fit the
+  operation, READ or READ_WRITE, when it vends: see :mod:`.vended_credentials`).
+
+CreateTable writes the rows first and then registers the table through the
+backend's own RegisterTable; a failure of either step leaves neither behind. It
+writes only where it could undo the write: an empty location that the shared
+deletion rules of :class:`~.tables.LanceTables` allow deleting.
+"""
+
+from __future__ import annotations
+
+from .data_ops import StorageDataOperations
+from .metadata_ops import StorageMetadataOperations
+
+__all__ = ["StorageTableOperations"]
+
+
+class StorageTableOperations(StorageDataOperations, StorageMetadataOperations):
+    """The table operations of a catalog backend, run on storage through pylance."""
