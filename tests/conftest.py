@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import logging
 import os
+import socket
+import threading
 import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -227,3 +230,52 @@ def iceberg_reference(
         )
         print(f"\nIceberg REST reference server started in {server.startup_seconds:.1f} s")
         yield server
+
+
+def tree_digest(path: Path) -> dict[str, str]:
+    """Every file (sha256 of its bytes), directory and symlink (its target) below ``path``."""
+    found: dict[str, str] = {}
+    if not os.path.lexists(path):
+        return found
+    for directory, dirs, files in os.walk(path):
+        for name in sorted(dirs + files):
+            full = os.path.join(directory, name)
+            relative = os.path.relpath(full, path)
+            if os.path.islink(full):
+                found[relative] = "link:" + os.readlink(full)
+            elif os.path.isfile(full):
+                with open(full, "rb") as handle:
+                    found[relative] = hashlib.sha256(handle.read()).hexdigest()
+            else:
+                found[relative] = "dir"
+    return found
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 that counts the connections it receives."""
+
+    def __init__(self) -> None:
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.socket.settimeout(0.1)
+        self.port = self.socket.getsockname()[1]
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.socket.accept()
+            except TimeoutError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def __enter__(self) -> Listener:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.socket.close()

@@ -14,14 +14,13 @@ leave the server alive and answering.
 
 from __future__ import annotations
 
-import hashlib
-import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from conftest import tree_digest
 from iceberg_rest_server import iceberg_catalog
 from serve_process import ServeProcess, lance_ns_serve
 from test_arrow_guard import MALFORMED, ids, stream, zstd_bomb
@@ -60,20 +59,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServeProc
             yield server, data
 
 
-def digest(root: Path) -> str:
-    """Every file under ``root``: its path and the sha256 of its bytes."""
-    hashed = hashlib.sha256()
-    for folder, _, files in sorted(os.walk(root)):
-        for name in sorted(files):
-            path = Path(folder, name)
-            hashed.update(str(path.relative_to(root)).encode())
-            hashed.update(hashlib.sha256(path.read_bytes()).digest())
-    return hashed.hexdigest()
-
-
-def unchanged_and_serving(server: ServeProcess, data: Path, before: str) -> None:
+def unchanged_and_serving(server: ServeProcess, data: Path, before: dict[str, str]) -> None:
     assert server.process.poll() is None, "the server died"
-    assert digest(data) == before, "the attack changed the table's files"
+    assert tree_digest(data) == before, "the attack changed the table's files"
     with httpx.Client(base_url=server.uri, timeout=60) as http:
         counted = http.post(f"{TABLE}/count_rows", json={})
     assert (counted.status_code, counted.json()) == (200, 10), counted.text
@@ -84,7 +72,7 @@ def test_malformed_arrow_is_400_on_a_catalog_table(
     served: tuple[ServeProcess, Path], attack: str
 ) -> None:
     server, data = served
-    before = digest(data)
+    before = tree_digest(data)
     answer = httpx.post(
         f"{server.uri}{TABLE}/insert", content=MALFORMED[attack](), headers=ARROW, timeout=60
     )
@@ -94,7 +82,7 @@ def test_malformed_arrow_is_400_on_a_catalog_table(
 
 def test_a_zstd_bomb_is_413_on_a_catalog_table(served: tuple[ServeProcess, Path]) -> None:
     server, data = served
-    before = digest(data)
+    before = tree_digest(data)
     answer = httpx.post(f"{server.uri}{TABLE}/insert", content=zstd_bomb(), headers=ARROW)
     assert (answer.status_code, answer.json()["code"]) == (413, 13), answer.text
     unchanged_and_serving(server, data, before)
@@ -131,7 +119,7 @@ def test_bounded_requests_are_refused_on_a_catalog_table(
     served: tuple[ServeProcess, Path], attack: str
 ) -> None:
     server, data = served
-    before = digest(data)
+    before = tree_digest(data)
     path, body = ATTACKS[attack]()
     answer = httpx.post(f"{server.uri}{TABLE}/{path}", json=body, timeout=60)
     assert answer.status_code in (400, 406), answer.text

@@ -13,11 +13,8 @@ canary's tree (every file name and the sha256 of its content) must be what it wa
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import socket
-import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -26,7 +23,7 @@ import httpx
 import lance
 import pyarrow as pa
 import pytest
-from conftest import sample_table
+from conftest import Listener, sample_table, tree_digest
 from serve_process import ServeProcess, lance_ns_serve
 
 import lance_namespace_async as lna
@@ -38,16 +35,6 @@ from lance_namespace_async.server._serving import served_properties
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 
 CANARY = ["ns", "canary"]
-
-
-def tree_digest(path: Path) -> dict[str, str]:
-    """Every file below ``path`` (relative name) -> sha256 of its content."""
-    found: dict[str, str] = {}
-    for folder, _, files in os.walk(path):
-        for name in files:
-            full = Path(folder, name)
-            found[str(full.relative_to(path))] = hashlib.sha256(full.read_bytes()).hexdigest()
-    return found
 
 
 def write_canary(location: Path) -> None:
@@ -411,36 +398,6 @@ def test_a_table_reached_through_a_link_out_of_the_root_counts_as_outside(
             assert [answered(a) for a in attempts] == [(403, 15)] * len(attempts), path
             assert client.post(f"/v1/table/{path}/describe", json=table).status_code == 200
     assert tree_digest(outside) == before
-
-
-class Listener:
-    """A TCP listener on 127.0.0.1 that counts the connections it receives."""
-
-    def __init__(self) -> None:
-        self.socket = socket.create_server(("127.0.0.1", 0))
-        self.socket.settimeout(0.1)
-        self.port = self.socket.getsockname()[1]
-        self.connections = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._accept, daemon=True)
-
-    def _accept(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.socket.accept()
-            except TimeoutError:
-                continue
-            self.connections += 1
-            conn.close()
-
-    def __enter__(self) -> Listener:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.socket.close()
 
 
 def test_registering_outside_the_root_is_refused_before_storage_is_contacted(

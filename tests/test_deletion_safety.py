@@ -22,7 +22,6 @@ planting call only; the drop that follows runs the real code.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -34,6 +33,7 @@ import httpx
 import lance
 import pyarrow as pa
 import pytest
+from conftest import tree_digest
 from fault_proxy import AdapterServer
 from glue_fixtures import REGION, moto_glue, reset_moto, s3_client, use_fake_aws_env
 from hive_metastore import Metastore, hive_metastore
@@ -54,25 +54,6 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # -- evidence ------------------------------------------------------------------------------
-
-
-def tree_digest(path: Path) -> dict[str, str]:
-    """Every file (sha256 of its bytes), directory and symlink (its target) below ``path``."""
-    found: dict[str, str] = {}
-    if not os.path.lexists(path):
-        return found
-    for directory, dirs, files in os.walk(path):
-        for name in sorted(dirs + files):
-            full = os.path.join(directory, name)
-            relative = os.path.relpath(full, path)
-            if os.path.islink(full):
-                found[relative] = "link:" + os.readlink(full)
-            elif os.path.isfile(full):
-                with open(full, "rb") as handle:
-                    found[relative] = hashlib.sha256(handle.read()).hexdigest()
-            else:
-                found[relative] = "dir"
-    return found
 
 
 def write_table(location: Path | str, rows: int = 3) -> str:

@@ -17,14 +17,13 @@ thief must see no connection at all. Keys the operator allows
 from __future__ import annotations
 
 import json
-import socket
-import threading
 from collections.abc import Iterator
 from urllib.parse import quote
 
 import httpx
 import pyarrow as pa
 import pytest
+from conftest import Listener
 from glue_fixtures import REGION, moto_glue, s3_client
 from serve_process import ServeProcess, lance_ns_serve
 from test_kit import FAKE_AWS_ENV, aws_environment
@@ -35,38 +34,6 @@ BUCKET = "redirect-data"
 ARROW = {"Content-Type": "application/vnd.apache.arrow.stream"}
 
 
-class Thief:
-    """A TCP listener that counts who connects (and answers nothing useful)."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.sock.settimeout(0.2)
-        self.connections = 0
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    @property
-    def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-
-    def _serve(self) -> None:
-        while not self.stopped.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            self.connections += 1
-            conn.close()
-
-    def stop(self) -> None:
-        self.stopped.set()
-        self.thread.join()
-        self.sock.close()
-
-
 @pytest.fixture(scope="module")
 def moto() -> Iterator[str]:
     with aws_environment(), moto_glue() as endpoint:
@@ -75,10 +42,10 @@ def moto() -> Iterator[str]:
 
 
 @pytest.fixture
-def thief() -> Iterator[Thief]:
-    listener = Thief()
-    yield listener
-    listener.stop()
+def thief() -> Iterator[Listener]:
+    """A listener that counts who connects: no request may send the server's traffic there."""
+    with Listener() as listener:
+        yield listener
 
 
 def storage(endpoint: str) -> dict[str, str]:
@@ -139,9 +106,11 @@ def post(server: ServeProcess, path: str, body: dict[str, object]) -> httpx.Resp
 
 
 def test_create_table_storage_options_cannot_name_another_endpoint(
-    served: ServeProcess, thief: Thief
+    served: ServeProcess, thief: Listener
 ) -> None:
-    answer = create(served, "stolen", storage_options={"aws_endpoint": thief.endpoint})
+    answer = create(
+        served, "stolen", storage_options={"aws_endpoint": f"http://127.0.0.1:{thief.port}"}
+    )
     assert (answer.status_code, answer.json()["code"]) == (400, 13), answer.text
     assert "aws_endpoint" in answer.json()["error"]
     exists = post(served, f"/v1/table/{quote('db$stolen')}/exists", {})
@@ -149,7 +118,7 @@ def test_create_table_storage_options_cannot_name_another_endpoint(
     assert thief.connections == 0
 
 
-def test_nor_replace_the_servers_keys(served: ServeProcess, thief: Thief) -> None:
+def test_nor_replace_the_servers_keys(served: ServeProcess, thief: Listener) -> None:
     answer = create(
         served,
         "rekeyed",
@@ -160,10 +129,10 @@ def test_nor_replace_the_servers_keys(served: ServeProcess, thief: Thief) -> Non
 
 
 def test_a_tables_properties_never_steer_the_servers_storage_work(
-    served: ServeProcess, thief: Thief
+    served: ServeProcess, thief: Listener
 ) -> None:
     """Properties are the table's metadata: stored, listed, but not the server's settings."""
-    answer = create(served, "decoy", properties={"aws_endpoint": thief.endpoint})
+    answer = create(served, "decoy", properties={"aws_endpoint": f"http://127.0.0.1:{thief.port}"})
     assert answer.status_code == 200, answer.text
     table = quote("db$decoy")
     inserted = httpx.post(
@@ -179,7 +148,7 @@ def test_a_tables_properties_never_steer_the_servers_storage_work(
     assert thief.connections == 0
 
 
-def test_keys_the_operator_allows_pass(served: ServeProcess, thief: Thief) -> None:
+def test_keys_the_operator_allows_pass(served: ServeProcess, thief: Listener) -> None:
     answer = create(served, "allowed", storage_options={"timeout": "60s"})
     assert answer.status_code == 200, answer.text
     assert thief.connections == 0
