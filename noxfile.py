@@ -18,7 +18,7 @@ import sys
 
 import nox
 
-nox.options.sessions = ["lint", "layers", "typecheck", "codegen", "tests"]
+nox.options.sessions = ["lint", "layers", "typecheck", "codegen", "docs", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 # the shared environment: sessions run in nox's own interpreter (see the docstring)
@@ -81,6 +81,27 @@ def codegen(session: nox.Session) -> None:
     _install(session, "openapi-python-client==0.29.1", "ruff==0.17.6", "openapi-spec-validator")
     session.run(_python(session), "-m", "openapi_spec_validator", "spec/rest.yaml")
     session.run(_python(session), "scripts/codegen.py", "--check")
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """The documentation site: a broken link, page or docstring fails (mkdocs --strict).
+
+    tests/test_docs.py runs the pages' code blocks; this only builds them.
+    """
+    _install(session, "-e", ".[docs]")
+    # the site goes to a scratch folder: the build is the check, not the output
+    site = session.create_tmp()
+    session.run(
+        _python(session),
+        "-m",
+        "mkdocs",
+        "build",
+        "--strict",
+        "--site-dir",
+        site,
+        env={"NO_MKDOCS_2_WARNING": "1"},
+    )
 
 
 @nox.session(python=PYTHON)

@@ -1,0 +1,248 @@
+"""Every code block of README.md and docs/ runs as pasted.
+
+Blocks are fenced with a language. ``python`` blocks run as a script of their own
+(``python block.py``) and ``bash`` blocks with ``bash -eo pipefail``, each in a fresh
+interpreter, in page order, from a working directory shared by the whole run; they must
+exit 0. A block that cannot run here (it installs packages, or starts a server that runs
+until stopped) says why in its first line, visibly to the reader::
+
+    # not run by the docs test: <reason>
+
+``text`` blocks are command synopses and ``yaml`` blocks must parse; any other
+language, an unlabelled fence or a fence this parser cannot see (indented) fails, so no
+block goes unchecked.
+
+The docs name the places a reader has; the test maps each to its own before running a
+block (:data:`PLACES`): ``/data/...`` to a temporary directory shared by all pages,
+``http://127.0.0.1:2333`` to a real ``lance-ns serve`` over ``/data/lance``
+(tests/serve_process.py), ``:8181`` to the Iceberg REST look-alike
+(tests/iceberg_rest_server.py), ``:8080`` to the Unity look-alike (tests/unity_server.py),
+``:5000`` to moto's Glue (tests/glue_fixtures.py) and ``thrift://127.0.0.1:9083`` to the
+session's Hive Metastore 2.3 (conftest). Servers start on first use and live for the module.
+
+Also checked here: the operations table of docs/operations.md is what the backends'
+``list_operations()`` say (scripts/operations_table.py regenerates it), and the
+conformance kit's scenario count in docs/conformance.md is ``len(SCENARIOS)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+from glue_fixtures import FAKE_AWS_ENV, moto_glue
+from hive_metastore import Metastore
+from iceberg_rest_server import iceberg_catalog
+from jvm import need
+from serve_process import lance_ns_serve
+from unity_server import unity_catalog
+
+REPO = Path(__file__).resolve().parent.parent
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+
+RUN = {"python", "bash"}
+DATA = {"text", "yaml"}
+NOT_RUN = re.compile(r"^# not run by the docs test: (?P<reason>\S.*)$")
+FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>```+|~~~+)(?P<lang>[\w-]*)")
+BLOCK_TIMEOUT = 240  # seconds; a Spark block starts a JVM
+
+#: placeholder in the docs -> the server the test starts for it
+PLACES = {
+    "/data/": "data",
+    "http://127.0.0.1:2333": "serve",
+    "http://127.0.0.1:8181": "iceberg",
+    "http://127.0.0.1:8080": "unity",
+    "http://127.0.0.1:5000": "glue",
+    "thrift://127.0.0.1:9083": "hive",
+}
+
+
+@dataclass(frozen=True)
+class Block:
+    page: Path
+    line: int
+    lang: str
+    code: str
+
+    @property
+    def not_run_reason(self) -> str | None:
+        first = self.code.split("\n", 1)[0]
+        found = NOT_RUN.match(first)
+        return found["reason"] if found else None
+
+    def __str__(self) -> str:
+        return f"{self.page.relative_to(REPO)}:{self.line} ({self.lang})"
+
+
+def blocks(page: Path) -> list[Block]:
+    """The fenced blocks of ``page``; an indented fence is an error (see the docstring)."""
+    found: list[Block] = []
+    lines = page.read_text().split("\n")
+    index = 0
+    while index < len(lines):
+        opening = FENCE.match(lines[index])
+        if opening is None:
+            index += 1
+            continue
+        where = f"{page.relative_to(REPO)}:{index + 1}"
+        assert not opening["indent"], f"{where}: indented fence; the docs test cannot see it"
+        assert opening["lang"], f"{where}: a fence without a language"
+        end = index + 1
+        while end < len(lines) and not lines[end].startswith(opening["fence"]):
+            end += 1
+        assert end < len(lines), f"{where}: unclosed fence"
+        code = "\n".join(lines[index + 1 : end]) + "\n"
+        found.append(Block(page, index + 1, opening["lang"], code))
+        index = end + 1
+    return found
+
+
+def test_every_block_is_run_checked_or_says_why_not() -> None:
+    for page in PAGES:
+        for block in blocks(page):
+            assert block.lang in RUN | DATA, (
+                f"{block}: language {block.lang!r} is neither run nor data"
+            )
+            if block.lang in DATA:
+                assert block.not_run_reason is None, f"{block}: data blocks are never run"
+
+
+# -- the places the docs name ------------------------------------------------------------------
+
+
+class Places:
+    """The servers behind the docs' placeholders, started on first use."""
+
+    def __init__(self, workdir: Path, stack: contextlib.ExitStack, hive: Callable[[], str]):
+        self.workdir = workdir
+        self.root = workdir / "data" / "lance"
+        self.root.mkdir(parents=True)
+        self._stack = stack
+        self._hive = hive
+        self._started: dict[str, str] = {"data": f"{self.root.parent}/"}
+
+    def address(self, server: str) -> str:
+        if server not in self._started:
+            self._started[server] = self._start(server)
+        return self._started[server]
+
+    def _start(self, server: str) -> str:
+        enter = self._stack.enter_context
+        if server == "serve":
+            return enter(lance_ns_serve({"root": str(self.root)})).uri
+        if server == "iceberg":
+            return enter(iceberg_catalog(self.workdir / "iceberg")).uri
+        if server == "unity":
+            return enter(unity_catalog()).uri
+        if server == "glue":
+            return enter(moto_glue())
+        assert server == "hive", server
+        return self._hive()
+
+    def substitute(self, code: str) -> str:
+        for placeholder, server in PLACES.items():
+            if placeholder in code:
+                code = code.replace(placeholder, self.address(server))
+        return code
+
+
+@pytest.fixture(scope="module")
+def places(
+    tmp_path_factory: pytest.TempPathFactory,
+    hive_metastores: Callable[[str], Metastore],
+) -> Iterator[Places]:
+    with contextlib.ExitStack() as stack:
+        yield Places(tmp_path_factory.mktemp("docs"), stack, lambda: hive_metastores("2.3").uri)
+
+
+def _environment() -> dict[str, str]:
+    python_path = [str(REPO), str(REPO / "generated"), os.environ.get("PYTHONPATH", "")]
+    return {
+        **os.environ,
+        **FAKE_AWS_ENV,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": os.pathsep.join(part for part in python_path if part),
+        # Spark blocks: the driver binds loopback and runs its workers in this interpreter
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+    }
+
+
+def _run(block: Block, places: Places) -> None:
+    code = places.substitute(block.code)
+    if block.lang == "yaml":
+        yaml.safe_load(code)
+        return
+    if block.lang == "text":
+        return
+    script = places.workdir / ("block.py" if block.lang == "python" else "block.sh")
+    script.write_text(code)
+    command = (
+        [sys.executable, str(script)]
+        if block.lang == "python"
+        else ["bash", "-eo", "pipefail", str(script)]
+    )
+    done = subprocess.run(
+        command,
+        cwd=places.workdir,
+        env=_environment(),
+        capture_output=True,
+        text=True,
+        timeout=BLOCK_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, (
+        f"{block} exited {done.returncode}\n--- code\n{code}\n--- stdout\n{done.stdout[-3000:]}"
+        f"\n--- stderr\n{done.stderr[-5000:]}"
+    )
+
+
+def _needs_java(block: Block) -> bool:
+    return block.lang == "python" and ("pyspark" in block.code or "thrift://" in block.code)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(REPO)))
+def test_the_blocks_of_a_page_run_as_pasted(page: Path, places: Places) -> None:
+    ran = 0
+    for block in blocks(page):
+        if block.not_run_reason is not None:
+            continue
+        if _needs_java(block):
+            # the Java servers and Spark skip (fail with CI=true) without a JVM
+            from jvm import java_executable
+
+            need(java_executable)
+        _run(block, places)
+        ran += 1
+    runnable = [b for b in blocks(page) if b.not_run_reason is None]
+    assert ran == len(runnable)
+
+
+# -- facts the docs state that must not drift -----------------------------------------------------
+
+
+def test_the_operations_table_is_what_the_backends_implement() -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "operations_table.py"), "--check"],
+        env=_environment(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_kit_count_in_the_docs_is_the_kits() -> None:
+    from lance_namespace_async.testing import SCENARIOS
+
+    text = (REPO / "docs" / "conformance.md").read_text()
+    assert f"There are {len(SCENARIOS)} scenarios" in text
