@@ -47,7 +47,8 @@ def rendered(text: str) -> str:
 
 def main(argv: list[str]) -> int:
     current = PAGE.read_text()
-    assert BEGIN in current and END in current, f"{PAGE}: the table's markers are missing"
+    if BEGIN not in current or END not in current:
+        raise SystemExit(f"{PAGE}: the table's markers are missing")
     wanted = rendered(current)
     if "--check" in argv:
         if wanted != current:

@@ -41,9 +41,10 @@ import yaml
 from glue_fixtures import FAKE_AWS_ENV, moto_glue
 from hive_metastore import Metastore
 from iceberg_rest_server import iceberg_catalog
-from jvm import need
 from serve_process import lance_ns_serve
 from unity_server import unity_catalog
+
+from jvm import need
 
 REPO = Path(__file__).resolve().parent.parent
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
@@ -165,9 +166,12 @@ def places(
 
 def _environment() -> dict[str, str]:
     python_path = [str(REPO), str(REPO / "generated"), os.environ.get("PYTHONPATH", "")]
+    # moto's credentials; None unsets a variable (a profile of the machine must not leak in)
+    unset = {key for key, value in FAKE_AWS_ENV.items() if value is None}
+    aws = {key: value for key, value in FAKE_AWS_ENV.items() if value is not None}
     return {
-        **os.environ,
-        **FAKE_AWS_ENV,
+        **{key: value for key, value in os.environ.items() if key not in unset},
+        **aws,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
         "PYTHONPATH": os.pathsep.join(part for part in python_path if part),
         # Spark blocks: the driver binds loopback and runs its workers in this interpreter
