@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from protocol_shapes import (
     SPEC,
     drift,
