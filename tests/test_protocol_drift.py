@@ -78,9 +78,9 @@ def test_the_comparison_covers_the_whole_protocol() -> None:
             "spec/rest.yaml string, optional",
         ),
         (
-            lambda doc: doc["components"]["schemas"]["QueryTableRequest"]["properties"][
-                "columns"
-            ]["properties"].__setitem__("column_names", {"type": "string"}),
+            lambda doc: doc["components"]["schemas"]["QueryTableRequest"]["properties"]["columns"][
+                "properties"
+            ].__setitem__("column_names", {"type": "string"}),
             "QueryTableRequestColumns.column_names: reference array of string, optional, "
             "spec/rest.yaml string, optional",
         ),
