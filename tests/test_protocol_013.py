@@ -341,3 +341,62 @@ def test_pylance_peer_requests_with_the_range_are_taken_by_the_sync_facade(
 def lna_unique(prefix: str) -> str:
     """A namespace name no other test of the module's shared catalog uses."""
     return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+# -- query fields every backend now honours --------------------------------------------
+
+TEXTS = pa.table(
+    {
+        "id": pa.array([1, 2, 3, 4], pa.int64()),
+        "text": ["red apple", "green pear", "red cherry", "blue plum"],
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(np.arange(8, dtype=np.float32)), 2),
+    }
+)
+
+
+def as_table(answer: Any) -> pa.Table:
+    return answer if isinstance(answer, pa.Table) else pa.ipc.open_file(answer).read_all()
+
+
+async def test_aliases_distance_bounds_and_string_full_text_queries_answer_as_pylance(
+    settings: KitSettings,
+) -> None:
+    """column_aliases, lower_bound/upper_bound and a string full_text_query: answered as
+    pylance's own scanner answers them (the catalog backends used to refuse them)."""
+    async with lna.connect(settings.impl, settings.properties) as ns:
+        table = await a_table(ns, settings, lna_unique("fields"), TEXTS)
+        location = (await ns.describe_table({"id": table})).location
+        dataset = lance.dataset(local_path(location) or location)
+        dataset.create_scalar_index("text", "INVERTED")
+        aliased = await ns.query_table(
+            {"id": table, "vector": None, "k": 0, "columns": {"column_aliases": {"n": "id"}}}
+        )
+        assert as_table(aliased).to_pydict() == {"n": [1, 2, 3, 4]}
+        bounded = await ns.query_table(
+            {
+                "id": table,
+                "vector": {"single_vector": [0.0, 1.0]},
+                "k": 4,
+                "lower_bound": 1.0,
+                "upper_bound": 40.0,
+                "columns": {"column_names": ["id"]},
+            }
+        )
+        assert as_table(bounded).column("id").to_pylist() == [2, 3]  # distances 8 and 32
+        found = await ns.query_table(
+            {
+                "id": table,
+                "vector": None,
+                "k": 10,
+                "full_text_query": {"string_query": {"query": "red", "columns": ["text"]}},
+                "columns": {"column_names": ["id"]},
+            }
+        )
+        expected = lance.dataset(local_path(location) or location).to_table(
+            full_text_query={"query": "red", "columns": ["text"]}, columns=["id"]
+        )
+        assert (
+            sorted(as_table(found).column("id").to_pylist())
+            == sorted(expected.column("id").to_pylist())
+            == [1, 3]
+        )

@@ -136,18 +136,21 @@ def vector_column(schema: pa.Schema, what: str) -> str:
 
 def scan_arguments(query: Mapping[str, Any], schema: pa.Schema, what: str) -> dict[str, Any]:
     """pylance scanner arguments of a QueryTable request."""
-    for unsupported in ("full_text_query", "lower_bound", "upper_bound"):
-        if query.get(unsupported) is not None:
-            raise errors.UnsupportedOperationError(f"{what} with {unsupported}")
     arguments: dict[str, Any] = {}
     columns = query.get("columns")
     if isinstance(columns, dict):
+        if columns.get("column_aliases") and columns.get("column_names") is not None:
+            raise errors.InvalidInputError(f"{what}: columns takes names or aliases, not both")
         if columns.get("column_aliases"):
-            raise errors.UnsupportedOperationError(f"{what} with column aliases")
-        if columns.get("column_names") is not None:
+            # output name -> source field path: pylance's projection by expressions
+            arguments["columns"] = dict(columns["column_aliases"])
+        elif columns.get("column_names") is not None:
             arguments["columns"] = list(columns["column_names"])
     elif isinstance(columns, list):
         arguments["columns"] = list(columns)
+    text_query = query.get("full_text_query")
+    if isinstance(text_query, dict) and text_query:
+        arguments["full_text_query"] = _full_text_query(text_query, what)
     if query.get("filter") is not None:
         arguments["filter"] = str(query["filter"])
     k = query.get("k")
@@ -165,6 +168,9 @@ def scan_arguments(query: Mapping[str, Any], schema: pa.Schema, what: str) -> di
         for ours in ("nprobes", *PROBE_FIELDS, "refine_factor", "ef"):
             if query.get(ours) is not None:
                 nearest[ours] = query[ours]
+        lower, upper = query.get("lower_bound"), query.get("upper_bound")
+        if lower is not None or upper is not None:
+            nearest["distance_range"] = (lower, upper)
         if query.get("bypass_vector_index") is True:
             nearest["use_index"] = False
         arguments["nearest"] = nearest
@@ -178,6 +184,21 @@ def scan_arguments(query: Mapping[str, Any], schema: pa.Schema, what: str) -> di
     if query.get("with_row_id") is True:
         arguments["with_row_id"] = True
     return arguments
+
+
+def _full_text_query(text_query: Mapping[str, Any], what: str) -> dict[str, Any]:
+    """pylance's ``full_text_query`` of a request's: a string query (terms, optionally in
+    named columns). A structured query (match/phrase/boost/boolean trees) has no form in
+    pylance's Python scanner arguments, so it is refused as unsupported."""
+    if text_query.get("structured_query") is not None:
+        raise errors.UnsupportedOperationError(f"{what} with a structured full-text query")
+    string = text_query.get("string_query")
+    if not isinstance(string, dict) or not isinstance(string.get("query"), str):
+        raise errors.InvalidInputError(f"{what}: full_text_query needs string_query.query")
+    found: dict[str, Any] = {"query": string["query"]}
+    if string.get("columns"):
+        found["columns"] = list(string["columns"])
+    return found
 
 
 def merge_insert(dataset: Any, body: Mapping[str, Any], rows: Any) -> dict[str, Any]:
