@@ -400,3 +400,24 @@ async def test_aliases_distance_bounds_and_string_full_text_queries_answer_as_py
             == sorted(expected.column("id").to_pylist())
             == [1, 3]
         )
+
+
+async def test_a_merge_takes_use_index_and_a_timeout(settings: KitSettings) -> None:
+    """``use_index`` and ``timeout`` (a duration) reach pylance's merge builder; a timeout
+    that is not a duration is InvalidInput and merges nothing."""
+    async with lna.connect(settings.impl, settings.properties) as ns:
+        table = await a_table(ns, settings, lna_unique("mopts"), KEYED)
+        merge = {
+            "id": table,
+            "on": ["a", "b"],
+            "when_matched_update_all": True,
+            "when_not_matched_insert_all": True,
+        }
+        with pytest.raises(errors.InvalidInputError):
+            await ns.merge_insert_into_table({**merge, "timeout": "soon"}, ipc(UPSERT))
+        assert await stored_rows(ns, table) == rows_of(KEYED)
+        answer = await ns.merge_insert_into_table(
+            {**merge, "timeout": "1m 30s", "use_index": False}, ipc(UPSERT)
+        )
+        assert (answer.num_updated_rows, answer.num_inserted_rows) == (2, 1)
+        assert await stored_rows(ns, table) == MERGED

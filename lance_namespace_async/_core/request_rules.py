@@ -3,7 +3,9 @@ request once, before any I/O and whatever the backend.
 
 **Merge keys.** MergeInsertIntoTable's ``on`` is a list of key columns since 0.12.0 (a
 composite key). A single string, the form before (one column, or several separated by
-commas, as this SDK documented it), is still accepted and read as that list.
+commas, as this SDK documented it), is still accepted and read as that list. Its
+``timeout`` must be a duration (``"30s"``, ``"5m"``, ``"1m 30s"``, ``"250ms"``): pylance's
+directory namespace ignores one it cannot read, and merges anyway.
 
 **Probes.** How many IVF partitions a vector search probes: ``nprobes``,
 ``minimum_nprobes``, ``maximum_nprobes`` of QueryTable, AnalyzeTableQueryPlan and
@@ -18,12 +20,14 @@ range is given.
 
 from __future__ import annotations
 
+import datetime
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InvalidInputError
 
-__all__ = ["PROBE_FIELDS", "merge_keys", "normalize_request"]
+__all__ = ["PROBE_FIELDS", "duration", "merge_keys", "normalize_request"]
 
 #: the request fields of the range (a backend maps them to pylance's ``nearest``)
 PROBE_FIELDS = ("minimum_nprobes", "maximum_nprobes")
@@ -40,11 +44,32 @@ def normalize_request(model_name: str, body: Mapping[str, Any]) -> Mapping[str, 
     """``body`` (JSON data of a request) as the rules above want it; the same object when
     nothing changes."""
     if model_name == "MergeInsertIntoTableRequest":
+        if body.get("timeout") is not None:
+            duration(body["timeout"], f"{model_name}.timeout")
         on = body.get("on")
         return {**body, "on": merge_keys(on)} if isinstance(on, str) else body
     if model_name in _QUERIES:
         return _normalize_probes(model_name, body)
     return body
+
+
+_DURATION_PART = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def duration(text: Any, what: str) -> datetime.timedelta:
+    """``"30s"``, ``"5m"``, ``"1m 30s"``, ``"250ms"`` as a timedelta (InvalidInputError else)."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInputError(f"{what} must be a duration such as '30s' or '5m'")
+    seconds, at = 0.0, 0
+    for match in _DURATION_PART.finditer(text):
+        if match.start() != at:
+            break
+        seconds += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        at = match.end()
+    if at == 0 or text[at:].strip():
+        raise InvalidInputError(f"{what} must be a duration such as '30s' or '5m'")
+    return datetime.timedelta(seconds=seconds)
 
 
 def merge_keys(on: str) -> list[str]:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import errors
-from .._core.request_rules import PROBE_FIELDS, merge_keys
+from .._core.request_rules import PROBE_FIELDS, duration, merge_keys
 from .ref_names import check_ref_names
 
 if TYPE_CHECKING:
@@ -209,6 +209,10 @@ def merge_insert(dataset: Any, body: Mapping[str, Any], rows: Any) -> dict[str, 
     if not isinstance(keys, list) or not keys or not all(isinstance(k, str) and k for k in keys):
         raise errors.InvalidInputError("MergeInsertIntoTable needs its key columns 'on'")
     builder = dataset.merge_insert(list(keys))
+    if body.get("use_index") is not None:
+        builder = builder.use_index(bool(body["use_index"]))
+    if body.get("timeout") is not None:
+        builder = builder.retry_timeout(duration(body["timeout"], "MergeInsertIntoTable timeout"))
     if body.get("when_matched_update_all"):
         builder = builder.when_matched_update_all(body.get("when_matched_update_all_filt"))
     if body.get("when_not_matched_insert_all"):
