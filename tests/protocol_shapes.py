@@ -317,3 +317,112 @@ def _shape_text(shape: Shape) -> str:
     if kind == "model":
         return f"model {inner}"
     return f"{kind} of {_shape_text(inner)}"
+
+
+# ---- bounds: minimum, maximum, lengths and item counts ---------------------------------
+
+Bounds = dict[tuple[str, str], dict[str, dict[str, Any]]]
+
+#: pydantic's names of the JSON Schema keywords (item counts are lengths of a list)
+_BOUND_NAMES = {
+    "ge": "minimum",
+    "le": "maximum",
+    "min_length": "minLength",
+    "max_length": "maxLength",
+}
+
+
+@functools.cache
+def reference_bounds() -> Bounds:
+    """(model, field) -> {where: {keyword: value}} of the reference, where is ``""`` for the
+    field itself, ``"[]"`` for its items, ``"{}"`` for its map values."""
+    from pydantic import BaseModel
+
+    package = importlib.import_module("lance_namespace_urllib3_client.models")
+    found: Bounds = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for name, cls in vars(module).items():
+            if not (
+                inspect.isclass(cls)
+                and issubclass(cls, BaseModel)
+                and cls.__module__ == module.__name__
+            ):
+                continue
+            for field, info_ in cls.model_fields.items():
+                bounds: dict[str, dict[str, Any]] = {}
+                _annotation_bounds(info_.annotation, "", bounds)
+                _metadata_bounds(info_.metadata, "", bounds)
+                if bounds:
+                    found[(name, info_.alias or field)] = bounds
+    return found
+
+
+def _metadata_bounds(metadata: Any, where: str, bounds: dict[str, dict[str, Any]]) -> None:
+    for item in metadata:
+        for inner in [item, *(getattr(item, "metadata", None) or [])]:
+            for attribute, keyword in _BOUND_NAMES.items():
+                value = getattr(inner, attribute, None)
+                if value is not None:
+                    bounds.setdefault(where, {})[keyword] = value
+
+
+def _annotation_bounds(annotation: Any, where: str, bounds: dict[str, dict[str, Any]]) -> None:
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        _metadata_bounds(args[1:], where, bounds)
+        _annotation_bounds(args[0], where, bounds)
+    elif origin in (typing.Union, types.UnionType):
+        for member in args:
+            _annotation_bounds(member, where, bounds)
+    elif origin is list:
+        _annotation_bounds(args[0], where + "[]", bounds)
+    elif origin is dict:
+        _annotation_bounds(args[1], where + "{}", bounds)
+
+
+def spec_bounds(path: Path = SPEC) -> Bounds:
+    """The same of our spec (inline objects named as :func:`spec_shapes` names them);
+    ``minItems``/``maxItems`` read as the list's length bounds, as pydantic states them."""
+    schemas = load_yaml(path)["components"]["schemas"]
+    found: Bounds = {}
+
+    def model(name: str, schema: dict[str, Any]) -> None:
+        for field, sub in (schema.get("properties") or {}).items():
+            bounds: dict[str, dict[str, Any]] = {}
+            _schema_bounds(sub, "", bounds)
+            if bounds:
+                found[(name, field)] = bounds
+            if "properties" in sub:
+                model(name + "".join(part.capitalize() for part in field.split("_")), sub)
+
+    for name, schema in schemas.items():
+        model(name, schema)
+    return found
+
+
+def _schema_bounds(schema: dict[str, Any], where: str, bounds: dict[str, dict[str, Any]]) -> None:
+    keywords = {"minItems": "minLength", "maxItems": "maxLength"}
+    for keyword in ("minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems"):
+        if keyword in schema:
+            bounds.setdefault(where, {})[keywords.get(keyword, keyword)] = schema[keyword]
+    if isinstance(schema.get("items"), dict):
+        _schema_bounds(schema["items"], where + "[]", bounds)
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict) and "$ref" not in extra:
+        _schema_bounds(extra, where + "{}", bounds)
+    for combinator in ("anyOf", "oneOf"):
+        for member in schema.get(combinator, []):
+            _schema_bounds(member, where, bounds)
+
+
+def bound_drift(ours: Bounds, reference: Bounds, models: set[str]) -> list[str]:
+    """One line per field of a model both sides have whose bounds differ."""
+    return [
+        f"{model}.{field}: reference bounds {reference.get(key, {})}, "
+        f"spec/rest.yaml {ours.get(key, {})}"
+        for key in sorted(set(ours) | set(reference))
+        for model, field in [key]
+        if model in models and ours.get(key, {}) != reference.get(key, {})
+    ]

@@ -15,11 +15,14 @@ import pytest
 import yaml
 from protocol_shapes import (
     SPEC,
+    bound_drift,
     drift,
     load_yaml,
     parameter_drift,
+    reference_bounds,
     reference_parameters,
     reference_shapes,
+    spec_bounds,
     spec_parameters,
     spec_shapes,
 )
@@ -114,4 +117,27 @@ def test_a_query_parameter_drift_is_named(tmp_path: Path) -> None:
     assert lines == [
         "merge_insert_into_table?on: reference array of string, required, "
         "spec/rest.yaml string, required"
+    ]
+
+
+def test_every_field_has_the_reference_bounds() -> None:
+    """minimum, maximum, lengths and item counts of each field, its items and map values
+    (``minimum_nprobes`` >= 1, ``on`` at least one non-empty column, ...)."""
+    ours, reference = spec_bounds(), reference_bounds()
+    assert reference[("QueryTableRequest", "minimum_nprobes")] == {"": {"minimum": 1}}
+    lines = bound_drift(ours, reference, set(spec_shapes()) & set(reference_shapes()))
+    assert not lines, _report(lines)
+
+
+def test_a_bound_drift_is_named(tmp_path: Path) -> None:
+    document = load_yaml(SPEC)
+    document["components"]["schemas"]["QueryTableRequest"]["properties"]["minimum_nprobes"][
+        "minimum"
+    ] = 0
+    changed = tmp_path / "rest.yaml"
+    changed.write_text(yaml.safe_dump(document))
+    lines = bound_drift(spec_bounds(changed), reference_bounds(), {"QueryTableRequest"})
+    assert lines == [
+        "QueryTableRequest.minimum_nprobes: reference bounds {'': {'minimum': 1}}, "
+        "spec/rest.yaml {'': {'minimum': 0}}"
     ]
