@@ -335,6 +335,10 @@ def test_pylance_peer_requests_with_the_range_are_taken_by_the_sync_facade(
     plan = answer if isinstance(answer, str) else answer.plan
     assert "_distance" in plan
     ns.query_table(query)  # answered, in whichever type the facade gives pylance
+    # pylance's model_dump() names every 0.13.0 field, unset ones as None
+    plain = QueryTableRequest(id=["t"], vector=QueryTableRequestVector(), k=3).model_dump()
+    assert plain["minimum_nprobes"] is None
+    ns.query_table({**plain, "vector": {"single_vector": [0.5] * DIM}})
     ns.close()
 
 
