@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import errors
+from .._core.request_rules import PROBE_FIELDS, duration, merge_keys
 from .ref_names import check_ref_names
 
 if TYPE_CHECKING:
@@ -135,18 +136,21 @@ def vector_column(schema: pa.Schema, what: str) -> str:
 
 def scan_arguments(query: Mapping[str, Any], schema: pa.Schema, what: str) -> dict[str, Any]:
     """pylance scanner arguments of a QueryTable request."""
-    for unsupported in ("full_text_query", "lower_bound", "upper_bound"):
-        if query.get(unsupported) is not None:
-            raise errors.UnsupportedOperationError(f"{what} with {unsupported}")
     arguments: dict[str, Any] = {}
     columns = query.get("columns")
     if isinstance(columns, dict):
+        if columns.get("column_aliases") and columns.get("column_names") is not None:
+            raise errors.InvalidInputError(f"{what}: columns takes names or aliases, not both")
         if columns.get("column_aliases"):
-            raise errors.UnsupportedOperationError(f"{what} with column aliases")
-        if columns.get("column_names") is not None:
+            # output name -> source field path: pylance's projection by expressions
+            arguments["columns"] = dict(columns["column_aliases"])
+        elif columns.get("column_names") is not None:
             arguments["columns"] = list(columns["column_names"])
     elif isinstance(columns, list):
         arguments["columns"] = list(columns)
+    text_query = query.get("full_text_query")
+    if isinstance(text_query, dict) and text_query:
+        arguments["full_text_query"] = _full_text_query(text_query, what)
     if query.get("filter") is not None:
         arguments["filter"] = str(query["filter"])
     k = query.get("k")
@@ -161,9 +165,12 @@ def scan_arguments(query: Mapping[str, Any], schema: pa.Schema, what: str) -> di
         nearest: dict[str, Any] = {"column": column, "q": list(single), "k": k or 10}
         if query.get("distance_type"):
             nearest["metric"] = str(query["distance_type"]).lower()
-        for ours in ("nprobes", "refine_factor", "ef"):
+        for ours in ("nprobes", *PROBE_FIELDS, "refine_factor", "ef"):
             if query.get(ours) is not None:
                 nearest[ours] = query[ours]
+        lower, upper = query.get("lower_bound"), query.get("upper_bound")
+        if lower is not None or upper is not None:
+            nearest["distance_range"] = (lower, upper)
         if query.get("bypass_vector_index") is True:
             nearest["use_index"] = False
         arguments["nearest"] = nearest
@@ -179,13 +186,33 @@ def scan_arguments(query: Mapping[str, Any], schema: pa.Schema, what: str) -> di
     return arguments
 
 
+def _full_text_query(text_query: Mapping[str, Any], what: str) -> dict[str, Any]:
+    """pylance's ``full_text_query`` of a request's: a string query (terms, optionally in
+    named columns). A structured query (match/phrase/boost/boolean trees) has no form in
+    pylance's Python scanner arguments, so it is refused as unsupported."""
+    if text_query.get("structured_query") is not None:
+        raise errors.UnsupportedOperationError(f"{what} with a structured full-text query")
+    string = text_query.get("string_query")
+    if not isinstance(string, dict) or not isinstance(string.get("query"), str):
+        raise errors.InvalidInputError(f"{what}: full_text_query needs string_query.query")
+    found: dict[str, Any] = {"query": string["query"]}
+    if string.get("columns"):
+        found["columns"] = list(string["columns"])
+    return found
+
+
 def merge_insert(dataset: Any, body: Mapping[str, Any], rows: Any) -> dict[str, Any]:
     """MergeInsertIntoTable of ``rows`` on ``dataset`` (main or a checked-out branch), as
     the request's ``on`` keys and ``when_*`` clauses say; the answer's fields."""
     on = body.get("on")
-    if not isinstance(on, str) or not on:
-        raise errors.InvalidInputError("MergeInsertIntoTable needs the key column 'on'")
-    builder = dataset.merge_insert([c.strip() for c in on.split(",")])
+    keys = merge_keys(on) if isinstance(on, str) else on
+    if not isinstance(keys, list) or not keys or not all(isinstance(k, str) and k for k in keys):
+        raise errors.InvalidInputError("MergeInsertIntoTable needs its key columns 'on'")
+    builder = dataset.merge_insert(list(keys))
+    if body.get("use_index") is not None:
+        builder = builder.use_index(bool(body["use_index"]))
+    if body.get("timeout") is not None:
+        builder = builder.retry_timeout(duration(body["timeout"], "MergeInsertIntoTable timeout"))
     if body.get("when_matched_update_all"):
         builder = builder.when_matched_update_all(body.get("when_matched_update_all_filt"))
     if body.get("when_not_matched_insert_all"):
