@@ -114,10 +114,10 @@ def test_properties_that_are_not_strings_become_the_strings_backends_parse(
 
 
 def test_the_aliases_are_ours_prefixed_and_clash_with_no_other_packages_names() -> None:
-    assert impls.ALIASES == {
+    assert {
         f"lna-{impl}": f"lance_namespace_async.impls.{cls.__name__}"
         for impl, cls in CLASSES.items()
-    }
+    } == impls.ALIASES
     # pylance's native names and lance-namespace-impls' names stay theirs
     taken = {"dir", "rest", "glue", "hive2", "hive3", "iceberg", "polaris", "unity", "goosefs"}
     assert not taken & set(impls.ALIASES)
