@@ -1,12 +1,14 @@
 """Asked as pylance and LanceDB ask, the facade answers what pylance's own namespace does.
 
-Servers: none; pylance 14's ``lance.namespace.DirectoryNamespace`` (its Python object)
-and our dir backend, each on its own temporary folder; LanceDB 0.40 over our
+Servers: pylance 14's ``lance.namespace.DirectoryNamespace`` (its Python object) and
+our dir backend, each on its own temporary folder; pylance's own Rust RestAdapter
+(serving its DirectoryNamespace) on a free loopback port, once for pylance's
+``RestNamespace`` and once for our ``impls.RestNamespace``; LanceDB 0.40 over our
 ``impls.DirNamespace`` and over its own native dir namespace.
 
-The same calls go, in the same order, to pylance's DirectoryNamespace, to
-``connect_sync("dir", ...)`` and to ``impls.DirNamespace``, over every operation
-pylance's dir supports, in the three shapes callers use: lance_namespace's pydantic
+The same calls go, in the same order, to pylance's DirectoryNamespace and to
+``connect_sync("dir", ...)`` and ``impls.DirNamespace``, and to pylance's RestNamespace
+and our ``impls.RestNamespace``, over every operation pylance's dir supports, in the three shapes callers use: lance_namespace's pydantic
 request models, their ``model_dump()`` (``None`` for every unset field) and plain
 dicts. The type of each answer is decided here, operation by operation, from what
 pylance answered at run time:
@@ -25,8 +27,10 @@ pylance answered at run time:
 from __future__ import annotations
 
 import contextlib
+import contextlib
 import re
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +41,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
+from lance.namespace import RestAdapter, RestNamespace
 
 import lance_namespace_async as lna
 from lance_namespace_async import impls, models
@@ -132,6 +137,7 @@ SHAPES = ["model", "model_dump", "dict"]
 PEER_REQUEST = {"list_all_tables": "ListTablesRequest"}
 # fields whose values differ by nature (random names, clocks, uuids, byte sizes)
 VOLATILE = {
+    "context",  # over REST: the response headers (dates, lengths)
     "location",
     "table_uri",
     "transaction_id",
@@ -181,14 +187,56 @@ def _play(namespace: Any, shape: str) -> Iterator[Answer]:
                     call(_request("model", method, fields), *extra)
 
 
-def _scenario(root: Path, make: Callable[[str], Any], shape: str) -> list[Answer]:
+Opener = Callable[[str], AbstractContextManager[Any]]
+
+
+def _scenario(root: Path, open_namespace: Opener, shape: str) -> list[Answer]:
     lance.write_dataset(pa.table({"id": [1]}), str(root / "ns" / "physical.lance"))
-    namespace = make(str(root))
-    try:
+    with open_namespace(str(root)) as namespace:
         return list(_play(namespace, shape))
+
+
+@contextlib.contextmanager
+def _adapter(root: str) -> Iterator[str]:
+    """pylance's own Rust RestAdapter serving its DirectoryNamespace over ``root``."""
+    adapter = RestAdapter("dir", {"root": root}, host="127.0.0.1", port=0)
+    adapter.start()
+    try:
+        yield f"http://127.0.0.1:{adapter.port}"
     finally:
-        if hasattr(namespace, "close"):
-            namespace.close()
+        adapter.stop()
+
+
+@contextlib.contextmanager
+def _pylance_dir(root: str) -> Iterator[Any]:
+    yield lance.namespace.DirectoryNamespace(root=root)
+
+
+@contextlib.contextmanager
+def _pylance_rest(root: str) -> Iterator[Any]:
+    with _adapter(root) as uri:
+        yield RestNamespace(uri=uri)
+
+
+@contextlib.contextmanager
+def _closing(namespace: Any) -> Iterator[Any]:
+    with namespace:
+        yield namespace
+
+
+@contextlib.contextmanager
+def _our_rest(root: str) -> Iterator[Any]:
+    with _adapter(root) as uri, _closing(impls.RestNamespace(uri=uri)) as namespace:
+        yield namespace
+
+
+PYLANCE: dict[str, Opener] = {"dir": _pylance_dir, "rest": _pylance_rest}
+# (which of pylance's namespaces answers the same calls, our facade)
+FACADES: dict[str, tuple[str, Opener]] = {
+    "connect_sync-dir": ("dir", lambda root: _closing(lna.connect_sync("dir", {"root": root}))),
+    "impls.DirNamespace": ("dir", lambda root: _closing(impls.DirNamespace(root=root))),
+    "impls.RestNamespace": ("rest", _our_rest),
+}
 
 
 def _refuses_the_shape(exc: BaseException) -> bool:
@@ -221,32 +269,30 @@ def _without_volatile(value: Any) -> Any:
 
 
 @pytest.fixture(scope="module")
-def pylance_answers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Answer]]:
+def pylance_answers(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[tuple[str, str], list[Answer]]:
     return {
-        shape: _scenario(
-            tmp_path_factory.mktemp(f"pylance-{shape}"),
-            lambda root: lance.namespace.DirectoryNamespace(root=root),
-            shape,
-        )
+        (kind, shape): _scenario(tmp_path_factory.mktemp(f"pylance-{kind}"), opener, shape)
+        for kind, opener in PYLANCE.items()
         for shape in SHAPES
     }
 
 
-FACADES: dict[str, Callable[[str], Any]] = {
-    "connect_sync": lambda root: lna.connect_sync("dir", {"root": root}),
-    "impls.DirNamespace": lambda root: impls.DirNamespace(root=root),
-}
-
-
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("facade", list(FACADES))
-def test_every_operation_answers_in_the_type_pylances_directory_namespace_answers(
-    facade: str, shape: str, tmp_path: Path, pylance_answers: dict[str, list[Answer]]
+def test_every_operation_answers_in_the_type_pylances_own_namespace_answers(
+    facade: str,
+    shape: str,
+    tmp_path: Path,
+    pylance_answers: dict[tuple[str, str], list[Answer]],
 ) -> None:
-    ours = _scenario(tmp_path, FACADES[facade], shape)
+    kind, opener = FACADES[facade]
+    ours = _scenario(tmp_path, opener, shape)
+    theirs_all = pylance_answers[kind, shape]
 
     for index, ((method, _, _), (their_kind, theirs), (our_kind, mine)) in enumerate(
-        zip(STEPS, pylance_answers[shape], ours, strict=True)
+        zip(STEPS, theirs_all, ours, strict=True)
     ):
         where = f"{method} asked with a {shape}"
         operation = OPERATIONS[method]
@@ -258,7 +304,7 @@ def test_every_operation_answers_in_the_type_pylances_directory_namespace_answer
             assert isinstance(mine, type(theirs)), where  # lance_namespace's class too
             continue
         if their_kind == "raise":  # pylance refuses the shape: ours decides
-            as_model_kind, as_model = pylance_answers["model"][index]
+            as_model_kind, as_model = pylance_answers[kind, "model"][index]
             if isinstance(as_model, NotImplementedError):
                 continue  # pylance's dir lacks it (rename_table): nothing to match
             if as_model_kind == "raise" and not _refuses_the_shape(as_model):
