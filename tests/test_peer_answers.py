@@ -8,9 +8,9 @@ our dir backend, each on its own temporary folder; pylance's own Rust RestAdapte
 
 The same calls go, in the same order, to pylance's DirectoryNamespace and to
 ``connect_sync("dir", ...)`` and ``impls.DirNamespace``, and to pylance's RestNamespace
-and our ``impls.RestNamespace``, over every operation pylance's dir supports, in the three shapes callers use: lance_namespace's pydantic
-request models, their ``model_dump()`` (``None`` for every unset field) and plain
-dicts. The type of each answer is decided here, operation by operation, from what
+and our ``impls.RestNamespace``, over every operation pylance's dir supports, in the
+three shapes callers use: lance_namespace's pydantic request models, their
+``model_dump()`` (``None`` for every unset field) and plain dicts. The type of each answer is decided here, operation by operation, from what
 pylance answered at run time:
 
 - where pylance answers, we answer the same type (a dict for the version operations,
@@ -26,7 +26,6 @@ pylance answered at run time:
 
 from __future__ import annotations
 
-import contextlib
 import contextlib
 import re
 from collections.abc import Callable, Iterator
