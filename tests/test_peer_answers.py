@@ -10,8 +10,8 @@ The same calls go, in the same order, to pylance's DirectoryNamespace and to
 ``connect_sync("dir", ...)`` and ``impls.DirNamespace``, and to pylance's RestNamespace
 and our ``impls.RestNamespace``, over every operation pylance's dir supports, in the
 three shapes callers use: lance_namespace's pydantic request models, their
-``model_dump()`` (``None`` for every unset field) and plain dicts. The type of each answer is decided here, operation by operation, from what
-pylance answered at run time:
+``model_dump()`` (``None`` for every unset field) and plain dicts. The type of each
+answer is decided here, operation by operation, from what pylance answered at run time:
 
 - where pylance answers, we answer the same type (a dict for the version operations,
   ``str`` for explain/analyze, its pydantic model elsewhere) and the same values
