@@ -179,9 +179,32 @@ class DirectoryCore(AsyncLanceNamespace):
 
     async def _call(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
         inner = await self._rust()
-        with self._storage_context():
+        with self._storage_context(), self._own_not_found_words(body.get("id"), method):
             result = await self._run(getattr(inner, method), body)
         return dict(result or {})
+
+    @contextlib.contextmanager
+    def _own_not_found_words(self, object_id: Any, method: str) -> Iterator[None]:
+        """pylance's NamespaceNotFound for a root without a ``__manifest`` ("Child
+        namespace reads require an existing __manifest dataset") names neither the
+        namespace nor the root: say which is missing."""
+        try:
+            yield
+        except errors.NamespaceNotFoundError as exc:
+            if "__manifest" not in exc.message or not isinstance(object_id, list):
+                raise
+            names = [str(part) for part in object_id]
+            namespace = names if "namespace" in method else names[:-1]
+            raise errors.NamespaceNotFoundError(self._missing_namespace_text(namespace)) from None
+
+    def _missing_namespace_text(self, namespace: list[str]) -> str:
+        path = local_path(self.root)
+        if path is not None and not os.path.isdir(path):
+            return (
+                f"namespace {'.'.join(namespace)!r} does not exist: the namespace root "
+                f"{self.root!r} does not exist (check the 'root' property)"
+            )
+        return f"namespace {'.'.join(namespace)!r} does not exist"
 
     @contextlib.contextmanager
     def _storage_context(self) -> Iterator[None]:
@@ -269,7 +292,7 @@ class DirectoryCore(AsyncLanceNamespace):
                 # pylance's text for a fresh root ("Child namespace reads require an
                 # existing __manifest dataset") does not say which namespace is missing
                 raise errors.NamespaceNotFoundError(
-                    f"namespace {'.'.join(namespace)!r} does not exist"
+                    self._missing_namespace_text(list(namespace))
                 ) from None
 
     async def _require_root_for_read(self, namespace: Identifier, empty: bool) -> None:

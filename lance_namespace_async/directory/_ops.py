@@ -69,10 +69,11 @@ async def _call_pylance(
             await namespace._require_namespace(table[:-1])
         arguments = (body, await namespace._run(_with_a_batch, arguments[1]))
     try:
-        if table is not None and namespace.tables.confinement.enabled:
-            result = await _confined_call(namespace, operation, table, function, arguments)
-        else:
-            result = await namespace._run(function, *arguments)
+        with namespace._own_not_found_words(body.get("id"), operation.method):
+            if table is not None and namespace.tables.confinement.enabled:
+                result = await _confined_call(namespace, operation, table, function, arguments)
+            else:
+                result = await namespace._run(function, *arguments)
     except errors.TableNotFoundError:
         if table is not None:
             await namespace._require_namespace(table[:-1])
