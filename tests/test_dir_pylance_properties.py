@@ -166,7 +166,7 @@ def test_a_dynamic_context_provider_is_built_as_pylance_builds_it(tmp_path: Path
     bad = {"root": str(tmp_path), "dynamic_context_provider.impl": "no_such_module.Provider"}
     with (
         lna.connect_sync("dir", bad) as ns,
-        pytest.raises(errors.InvalidInputError, match="dynamic_context_provider.impl"),
+        pytest.raises(errors.InvalidInputError, match=r"dynamic_context_provider\.impl"),
     ):
         ns.list_namespaces({"id": []})
 

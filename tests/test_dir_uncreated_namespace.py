@@ -130,7 +130,8 @@ def test_an_unknown_filter_column_is_a_short_error_naming_it(tmp_path: Path, cal
     assert refused.value.message == (
         "the table has no column 'nope' (a filter or expression of the request refers to it)"
     )
-    assert refused.value.detail is not None and len(refused.value.detail) <= 300
+    assert refused.value.detail is not None
+    assert len(refused.value.detail) <= 300
 
 
 def test_missing_dependency_is_said_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
