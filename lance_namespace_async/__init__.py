@@ -10,11 +10,13 @@ imported on first use, so ``import lance_namespace_async`` stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
-if TYPE_CHECKING:
-    from . import errors, models
+if _typing.TYPE_CHECKING:
+    from typing import Any
+
+    from . import errors, impls, models
     from ._core.base import OPERATIONS, AsyncLanceNamespace
     from ._core.identifiers import join_identifier, parse_identifier
     from ._core.registry import available_impls, connect, register_impl
@@ -40,6 +42,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "join_identifier": ("._core.identifiers", "join_identifier"),
     "LanceNamespaceError": (".errors", "LanceNamespaceError"),
     "errors": (".errors", None),
+    "impls": (".impls", None),
     "models": (".models", None),
 }
 
@@ -54,6 +57,7 @@ __all__ = [
     "connect_sync",
     "crawl",
     "errors",
+    "impls",
     "iter_namespaces",
     "iter_tables",
     "join_identifier",
@@ -68,11 +72,14 @@ def __getattr__(name: str) -> Any:
         module_name, attribute = _LAZY[name]
     except KeyError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    module = importlib.import_module(module_name, __name__)
+    module = _importlib.import_module(module_name, __name__)
     value = module if attribute is None else getattr(module, attribute)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    """The public names once each (loaded or not), ``__version__`` and the dunders;
+    not the helpers this module imports for itself."""
+    dunders = {name for name in globals() if name.startswith("__") and name.endswith("__")}
+    return sorted({*__all__, *dunders})

@@ -198,6 +198,17 @@ class UnsupportedOperationError(LanceNamespaceError):
 class MissingDependencyError(UnsupportedOperationError, ImportError):
     """A backend's optional dependencies are not installed; the message names the extra."""
 
+    @classmethod
+    def for_extra(cls, what: str, extra: str, missing: ImportError) -> MissingDependencyError:
+        """``what`` (``impl 'glue'``) needs the extra ``extra``; ``missing`` is the
+        ImportError that showed it: one sentence naming the module and the command."""
+        module = missing.name or str(missing)
+        return cls(
+            f"{what} needs the optional dependency {module!r}, which is not installed: "
+            f"pip install 'lance-namespace-async[{extra}]' "
+            f"(from a clone: pip install -e '.[{extra}]')"
+        )
+
 
 class NamespaceNotFoundError(NotFoundError):
     code = ErrorCode.NAMESPACE_NOT_FOUND

@@ -128,6 +128,12 @@ def add_commands(command: CommandFactory) -> None:
     index_create.add_argument("--distance-type", type=_lower, metavar="l2|cosine|dot")
     index_create.add_argument("--num-partitions", type=_positive_int, metavar="N")
     index_create.add_argument("--num-sub-vectors", type=_positive_int, metavar="N")
+    index_create.add_argument("--num-bits", type=_positive_int, metavar="N")
+    index_create.add_argument("--max-iterations", type=_positive_int, metavar="N")
+    index_create.add_argument("--sample-rate", type=_positive_int, metavar="N")
+    index_create.add_argument("--target-partition-size", type=_positive_int, metavar="N")
+    index_create.add_argument("--m", type=_positive_int, metavar="N", help="HNSW: edges per node")
+    index_create.add_argument("--ef-construction", type=_positive_int, metavar="N")
     index_drop = _action(indices, "drop", "drop an index")
     index_drop.add_argument("id", metavar="NAME")
     index_drop.add_argument("index_name", metavar="INDEX")
@@ -593,6 +599,20 @@ async def _tag(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Output) 
         out.result(f"deleted tag {args.tag} of {shown}", _response_dict(response))
 
 
+#: the ``index create`` options, each a CreateTableIndex field of the same name
+INDEX_OPTIONS = (
+    "distance_type",
+    "num_partitions",
+    "num_sub_vectors",
+    "num_bits",
+    "max_iterations",
+    "sample_rate",
+    "target_partition_size",
+    "m",
+    "ef_construction",
+)
+
+
 async def _index(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Output) -> None:
     identifier = list(_id(args, args.id, what="table ID", allow_root=False))
     shown = out.show_id(identifier)
@@ -612,7 +632,7 @@ async def _index(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Output
             "index_type": args.index_type,
             "name": args.name or f"{args.column}_idx",
         }
-        for option in ("distance_type", "num_partitions", "num_sub_vectors"):
+        for option in INDEX_OPTIONS:
             if getattr(args, option) is not None:
                 request[option] = getattr(args, option)
         if args.index_type in SCALAR_INDEX_TYPES:

@@ -21,6 +21,7 @@ from ..errors import REDACTED, InvalidInputError
 __all__ = [
     "BackendConfig",
     "call_timeout_prop",
+    "close_match",
     "mask_url_userinfo",
     "max_response_bytes_prop",
     "parse_bool",
@@ -65,6 +66,19 @@ def parse_non_negative_int(value: str) -> int:
     if number < 0:
         raise ValueError("expected an integer >= 0")
     return number
+
+
+def close_match(word: str, choices: list[str]) -> str | None:
+    """The choice ``word`` is most likely a typo of (``roott`` -> ``root``,
+    ``storage_region`` -> ``storage.*``), or None when none is close."""
+    import difflib
+
+    stems = {choice.removesuffix("*").rstrip("."): choice for choice in choices}
+    found = difflib.get_close_matches(word, list(stems), n=1, cutoff=0.75)
+    if not found:
+        head = word.replace("_", ".").partition(".")[0]
+        found = difflib.get_close_matches(head, list(stems), n=1, cutoff=0.75)
+    return stems[found[0]] if found else None
 
 
 def mask_url_userinfo(url: str) -> str:
@@ -163,8 +177,8 @@ class BackendConfig:
                     f"configuration key {key!r} must map a string to a string, "
                     f"got {type(value).__name__}"
                 )
+        cls._refuse_unknown_keys(properties)
         values: dict[str, Any] = {}
-        consumed: set[str] = set()
         for field in attrs.fields(cls):
             spec: _Prop | None = field.metadata.get(_PROP)
             if spec is None:
@@ -175,7 +189,6 @@ class BackendConfig:
                     for k, v in properties.items()
                     if k.startswith(spec.prefix) and len(k) > len(spec.prefix)
                 }
-                consumed.update(spec.prefix + k for k in family)
                 values[field.name] = family
                 continue
             key = spec.key or field.name
@@ -183,7 +196,6 @@ class BackendConfig:
                 if spec.required:
                     raise InvalidInputError(f"configuration key {key!r} is required")
                 continue
-            consumed.add(key)
             raw = properties[key]
             try:
                 values[field.name] = spec.parse(raw)
@@ -192,14 +204,37 @@ class BackendConfig:
                 raise InvalidInputError(
                     f"configuration key {key!r} has an invalid value {shown}: {exc}"
                 ) from None
-        unknown = sorted(set(properties) - consumed - cls.ignored_keys)
-        if unknown:
-            raise InvalidInputError(
-                f"unknown configuration key {unknown[0]!r} for {cls.__name__}"
-                + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "")
-                + f"; known keys: {', '.join(cls.known_keys())}"
-            )
         return cls(properties=properties, **values)
+
+    @classmethod
+    def _refuse_unknown_keys(cls, properties: Mapping[str, str]) -> None:
+        """An unknown key is refused before a missing required one is: ``roott=`` is a
+        typo of ``root``, and saying so (with the close match) is the useful answer."""
+        exact, prefixes = set(cls.ignored_keys), []
+        for field in attrs.fields(cls):
+            spec: _Prop | None = field.metadata.get(_PROP)
+            if spec is None:
+                continue
+            if spec.prefix is not None:
+                prefixes.append(spec.prefix)
+            else:
+                exact.add(spec.key or field.name)
+        unknown = sorted(
+            key
+            for key in properties
+            if key not in exact
+            and not any(key.startswith(p) and len(key) > len(p) for p in prefixes)
+        )
+        if not unknown:
+            return
+        known = cls.known_keys()
+        hint = close_match(unknown[0], [*sorted(exact), *(f"{p}*" for p in prefixes)])
+        raise InvalidInputError(
+            f"unknown configuration key {unknown[0]!r} for {cls.__name__}"
+            + (f" (did you mean {hint!r}?)" if hint else "")
+            + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "")
+            + f"; known keys: {', '.join(known)}"
+        )
 
     @classmethod
     def known_keys(cls) -> list[str]:

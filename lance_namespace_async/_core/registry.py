@@ -76,12 +76,11 @@ def _import_target(target: str, extra: str | None, impl: str) -> type[AsyncLance
         )
     try:
         module = importlib.import_module(module_name)
+    except MissingDependencyError:
+        raise  # the backend named what is missing already
     except ImportError as exc:
         if extra is not None:
-            raise MissingDependencyError(
-                f"impl {impl!r} needs optional dependencies: "
-                f"pip install 'lance-namespace-async[{extra}]' ({exc})"
-            ) from exc
+            raise MissingDependencyError.for_extra(f"impl {impl!r}", extra, exc) from exc
         raise InvalidInputError(f"cannot import impl {impl!r}: {exc}") from exc
     try:
         cls = getattr(module, attribute)

@@ -120,6 +120,18 @@ class SyncLanceNamespace(SyncOperationMethods, _LanceNamespaceBase):
     def list_operations(self) -> list[str]:
         return self._namespace.list_operations()
 
+    def retrieve_ops_metrics(self) -> dict[str, int]:
+        """Calls per operation, as pylance's DirectoryNamespace answers them (the dir
+        backend with ``ops_metrics_enabled``); empty for every other setting."""
+        retrieve = getattr(self._namespace, "retrieve_ops_metrics", None)
+        return dict(retrieve()) if retrieve is not None else {}
+
+    def reset_ops_metrics(self) -> None:
+        """Count from zero again (see :meth:`retrieve_ops_metrics`)."""
+        reset = getattr(self._namespace, "reset_ops_metrics", None)
+        if reset is not None:
+            reset()
+
     # -- calls -----------------------------------------------------------------------
 
     def run(self, function: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:

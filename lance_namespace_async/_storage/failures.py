@@ -111,6 +111,24 @@ def _data_failure(exc: BaseException, message: str) -> errors.LanceNamespaceErro
     return None
 
 
+#: a filter or expression naming a column the table lacks: the query engine's words, as
+#: Rust Debug text (``FieldNotFound { field: Column { relation: None, name: "x" }, ...``,
+#: every valid field listed) or as prose (``No field named x. Valid fields are ...``)
+_FIELD_NOT_FOUND = re.compile(
+    r'FieldNotFound \{ field: Column \{ relation: [^,]*, name: "([^"]{1,200})"'
+    r"|No field named ([^\s]{1,200}?)\.? Valid fields"
+)
+#: how much of the engine's text an error keeps as its ``detail``
+_DETAIL_CHARS = 300
+
+
+def _unknown_column(message: str) -> str | None:
+    found = _FIELD_NOT_FOUND.search(message)
+    if found is None:
+        return None
+    return (found.group(1) or found.group(2)).strip("\"'`")
+
+
 def is_native_panic(exc: BaseException) -> bool:
     """Whether ``exc`` is a Rust panic pyo3 raised (``PanicException``, a BaseException)."""
     return type(exc).__name__ == "PanicException"
@@ -133,6 +151,13 @@ def translate(exc: BaseException) -> errors.LanceNamespaceError:
     message = _RUST_LOCATION.sub("", _RUST_SOURCE_SUFFIX.sub("", str(exc)))
     if is_native_panic(exc):  # the native code failed, not the request
         return errors.InternalError(f"the storage engine failed: {message}")
+    column = _unknown_column(message)
+    if column is not None:
+        return errors.InvalidInputError(
+            f"the table has no column {column!r} (a filter or expression of the request "
+            "refers to it)",
+            detail=message[:_DETAIL_CHARS],
+        )
     if isinstance(code, int) and type(exc).__module__.startswith("lance_namespace"):
         if code == errors.ErrorCode.INTERNAL:
             # pylance 14.0.2 reports a caller's mistake inside a data operation as

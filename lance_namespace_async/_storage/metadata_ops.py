@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .. import errors
 from .._core.base import json_data
 from .._core.paging import page_of
+from .indexes import index_builder
 from .requests import (
     dataset_indices,
     distance_type,
@@ -19,33 +20,6 @@ from .table_base import StorageTable, StorageTableBase
 
 if TYPE_CHECKING:
     pass
-
-#: index types built by ``create_scalar_index``; every other type is a vector index
-_SCALAR_INDEX_TYPES = frozenset(
-    {"BTREE", "BITMAP", "LABEL_LIST", "INVERTED", "FTS", "NGRAM", "ZONEMAP", "BLOOMFILTER"}
-)
-#: CreateTableIndex fields handed to pylance's vector index builder, by its names
-_VECTOR_INDEX_ARGUMENTS = {
-    "num_partitions": "num_partitions",
-    "num_sub_vectors": "num_sub_vectors",
-    "num_bits": "num_bits",
-    "sample_rate": "sample_rate",
-    "max_iterations": "max_iterations",
-    "target_partition_size": "target_partition_size",
-    "m": "m",
-    "ef_construction": "ef_construction",
-}
-#: CreateTableIndex fields handed to pylance's full-text index builder
-_TEXT_INDEX_ARGUMENTS = (
-    "with_position",
-    "base_tokenizer",
-    "language",
-    "max_token_length",
-    "lower_case",
-    "stem",
-    "remove_stop_words",
-    "ascii_folding",
-)
 
 
 class StorageMetadataOperations(StorageTableBase):
@@ -67,29 +41,7 @@ class StorageMetadataOperations(StorageTableBase):
 
     async def _build_index(self, request: Any, what: str) -> None:
         body, _, dataset = await self._on_storage(request, what, writes=True)
-        column, kind = body.get("column"), str(body.get("index_type") or "").upper()
-        if not isinstance(column, str) or not column or not kind:
-            raise errors.InvalidInputError(f"{what} needs a column and an index type")
-        name = body.get("name")
-        if kind in _SCALAR_INDEX_TYPES:
-            kind = "INVERTED" if kind == "FTS" else kind
-            extra = {k: body[k] for k in _TEXT_INDEX_ARGUMENTS if body.get(k) is not None}
-
-            def build() -> None:
-                dataset.create_scalar_index(column, kind, name=name, **extra)
-
-        else:
-            arguments = {
-                theirs: body[ours]
-                for ours, theirs in _VECTOR_INDEX_ARGUMENTS.items()
-                if body.get(ours) is not None
-            }
-            if body.get("distance_type"):
-                arguments["metric"] = str(body["distance_type"]).lower()
-
-            def build() -> None:
-                dataset.create_index(column, kind, name=name, **arguments)
-
+        build = index_builder(dataset, body, what)
         await self.tables.run(build)
 
     async def _list_table_indices(self, request: Any) -> Any:

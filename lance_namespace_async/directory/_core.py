@@ -8,7 +8,9 @@ deletion, which DropTable and a Cascade DropNamespace both use.
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import contextvars
 import logging
 import os
 from collections.abc import Callable, Iterator
@@ -27,13 +29,18 @@ from .._storage.tables import LanceTables
 from ._manifest import MANIFEST_DELIMITER, Manifest, manifest_id
 from ._manifest_snapshot import ManifestSnapshots, Snapshot, read_manifest_rows
 from ._placement import absolute, is_outside_root, mangled, remove_encoded_twins, root_tables
-from ._properties import DirectoryConfig, absolute_root
+from ._properties import DirectoryConfig, absolute_root, context_provider
 
 __all__ = ["DirectoryCore", "drop_nones", "str_map"]
 
 T = TypeVar("T")
 
 logger = logging.getLogger("lance_namespace_async.tables")
+
+#: set while a counted operation runs, so the operations it calls are not counted
+_IN_OPERATION: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "lance_namespace_async_dir_operation", default=False
+)
 
 
 def str_map(value: Any) -> dict[str, str] | None:
@@ -77,6 +84,50 @@ class DirectoryCore(AsyncLanceNamespace):
         # pylance commits a declare and a Restrict drop as separate manifest writes
         self._guard = NamespaceGuard()
         self._snapshots = self._manifest_snapshots()
+        self._ops_metrics: collections.Counter[str] | None = None
+        if config.ops_metrics_enabled:
+            self._count_operations()
+
+    # -- ops_metrics_enabled -----------------------------------------------------------
+
+    def _count_operations(self) -> None:
+        """Count each operation's calls, as pylance's ``ops_metrics_enabled`` does (by
+        its snake_case name). Counted here, not by pylance, because many operations are
+        answered without pylance (the manifest copy, the direct reads)."""
+        from .._core.operations import OPERATIONS
+
+        counts: collections.Counter[str] = collections.Counter()
+        self._ops_metrics = counts
+        for operation in OPERATIONS:
+            if getattr(getattr(self, f"_{operation.method}"), "__lance_unsupported__", False):
+                continue
+            public = getattr(self, operation.method)  # not the hooks: internal calls use those
+
+            async def counted(
+                *args: Any, _public: Any = public, _name: str = operation.method, **kwargs: Any
+            ) -> Any:
+                if _IN_OPERATION.get():  # an operation's own step (unique_names' check)
+                    return await _public(*args, **kwargs)
+                counts[_name] += 1
+                token = _IN_OPERATION.set(True)
+                try:
+                    return await _public(*args, **kwargs)
+                finally:
+                    _IN_OPERATION.reset(token)
+
+            counted.__name__ = counted.__qualname__ = operation.method
+            counted.__doc__ = public.__doc__
+            setattr(self, operation.method, counted)
+
+    def retrieve_ops_metrics(self) -> dict[str, int]:
+        """Calls of each operation since the start (or the last reset), by snake_case
+        name; empty unless ``ops_metrics_enabled`` (pylance's method of that name)."""
+        return dict(self._ops_metrics or {})
+
+    def reset_ops_metrics(self) -> None:
+        """Start counting again from zero (nothing without ``ops_metrics_enabled``)."""
+        if self._ops_metrics is not None:
+            self._ops_metrics.clear()
 
     def _manifest_snapshots(self) -> ManifestSnapshots | None:
         """Reads of a local catalog without storage settings answer from a copy of the
@@ -108,9 +159,12 @@ class DirectoryCore(AsyncLanceNamespace):
 
                     props = self.config.rust_properties(self.root)
                     session = self.lance_session()
+                    provider = context_provider(self.config.dynamic_context_provider)
                     with self._storage_context():
                         self._inner = await self._run(
-                            lambda: PyDirectoryNamespace(session=session, **props)
+                            lambda: PyDirectoryNamespace(
+                                session=session, context_provider=provider, **props
+                            )
                         )
         return self._inner
 
@@ -125,9 +179,32 @@ class DirectoryCore(AsyncLanceNamespace):
 
     async def _call(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
         inner = await self._rust()
-        with self._storage_context():
+        with self._storage_context(), self._own_not_found_words(body.get("id"), method):
             result = await self._run(getattr(inner, method), body)
         return dict(result or {})
+
+    @contextlib.contextmanager
+    def _own_not_found_words(self, object_id: Any, method: str) -> Iterator[None]:
+        """pylance's NamespaceNotFound for a root without a ``__manifest`` ("Child
+        namespace reads require an existing __manifest dataset") names neither the
+        namespace nor the root: say which is missing."""
+        try:
+            yield
+        except errors.NamespaceNotFoundError as exc:
+            if "__manifest" not in exc.message or not isinstance(object_id, list):
+                raise
+            names = [str(part) for part in object_id]
+            namespace = names if "namespace" in method else names[:-1]
+            raise errors.NamespaceNotFoundError(self._missing_namespace_text(namespace)) from None
+
+    def _missing_namespace_text(self, namespace: list[str]) -> str:
+        path = local_path(self.root)
+        if path is not None and not os.path.isdir(path):
+            return (
+                f"namespace {'.'.join(namespace)!r} does not exist: the namespace root "
+                f"{self.root!r} does not exist (check the 'root' property)"
+            )
+        return f"namespace {'.'.join(namespace)!r} does not exist"
 
     @contextlib.contextmanager
     def _storage_context(self) -> Iterator[None]:
@@ -215,7 +292,7 @@ class DirectoryCore(AsyncLanceNamespace):
                 # pylance's text for a fresh root ("Child namespace reads require an
                 # existing __manifest dataset") does not say which namespace is missing
                 raise errors.NamespaceNotFoundError(
-                    f"namespace {'.'.join(namespace)!r} does not exist"
+                    self._missing_namespace_text(list(namespace))
                 ) from None
 
     async def _require_root_for_read(self, namespace: Identifier, empty: bool) -> None:

@@ -69,10 +69,11 @@ async def _call_pylance(
             await namespace._require_namespace(table[:-1])
         arguments = (body, await namespace._run(_with_a_batch, arguments[1]))
     try:
-        if table is not None and namespace.tables.confinement.enabled:
-            result = await _confined_call(namespace, operation, table, function, arguments)
-        else:
-            result = await namespace._run(function, *arguments)
+        with namespace._own_not_found_words(body.get("id"), operation.method):
+            if table is not None and namespace.tables.confinement.enabled:
+                result = await _confined_call(namespace, operation, table, function, arguments)
+            else:
+                result = await namespace._run(function, *arguments)
     except errors.TableNotFoundError:
         if table is not None:
             await namespace._require_namespace(table[:-1])
@@ -154,6 +155,36 @@ async def _update_field_metadata(namespace: DirectoryCore, request: Any) -> Any:
     return UpdateFieldMetadataResponse.from_dict(answer)
 
 
+async def _build_index(namespace: DirectoryCore, request: Any, operation_id: str) -> Any:
+    """CreateTableIndex / CreateTableScalarIndex on the table itself: pylance's
+    DirectoryNamespace drops the build parameters (num_partitions, num_sub_vectors,
+    num_bits, m, ...), so the index is built with :func:`index_builder`, as on the
+    catalog backends."""
+    from .._core.base import json_data
+    from .._core.operations import OPERATIONS_BY_ID
+    from .._storage.indexes import index_builder
+    from ._branches import refuse_branch
+
+    body: dict[str, Any] = json_data(request)
+    table = namespace._table_id(body.get("id"))
+    refuse_branch(body, operation_id)
+    await namespace._confine_table(table, operation_id)
+    location = await namespace._describe_location(table)
+    dataset = await namespace.tables.require(location)
+    build = index_builder(dataset, body, operation_id)
+    with namespace._storage_context():
+        await namespace._run(build)
+    return OPERATIONS_BY_ID[operation_id].response_class().from_dict({})
+
+
+async def _create_table_index(namespace: DirectoryCore, request: Any) -> Any:
+    return await _build_index(namespace, request, "CreateTableIndex")
+
+
+async def _create_table_scalar_index(namespace: DirectoryCore, request: Any) -> Any:
+    return await _build_index(namespace, request, "CreateTableScalarIndex")
+
+
 async def _batch_create_table_versions(namespace: DirectoryCore, request: Any) -> Any:
     from ._batch import batch_create_table_versions
 
@@ -169,6 +200,9 @@ async def _batch_commit_tables(namespace: DirectoryCore, request: Any) -> Any:
 #: what this module implements itself, beyond pylance's DirectoryNamespace
 _OWN = {
     "update_field_metadata": _update_field_metadata,
+    # every build parameter honoured (pylance's operation drops them)
+    "create_table_index": _create_table_index,
+    "create_table_scalar_index": _create_table_scalar_index,
     # all-or-none batches on the files of the tables (_batch)
     "batch_create_table_versions": _batch_create_table_versions,
     "batch_commit_tables": _batch_commit_tables,

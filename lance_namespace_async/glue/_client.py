@@ -36,9 +36,7 @@ try:
 
     from ._session import AnswerTooLarge, bounded_session
 except ImportError as _missing:  # pragma: no cover - exercised without the extra only
-    raise MissingDependencyError(
-        f"impl 'glue' needs: pip install 'lance-namespace-async[glue]' ({_missing})"
-    ) from _missing
+    raise MissingDependencyError.for_extra("impl 'glue'", "glue", _missing) from _missing
 
 __all__ = ["GlueClient"]
 

@@ -88,9 +88,7 @@ try:
     from thrift.protocol.TProtocol import TProtocolException
     from thrift.Thrift import TException
 except ImportError as _missing:  # pragma: no cover - exercised without the extra only
-    raise errors.MissingDependencyError(
-        f"impl 'hive' needs: pip install 'lance-namespace-async[hive]' ({_missing})"
-    ) from _missing
+    raise errors.MissingDependencyError.for_extra("impl 'hive'", "hive", _missing) from _missing
 
 from ._properties import HiveConfig
 from ._thrift import AnswerTooLarge, CallBudget, DeadlinePassed, NotSent, Pool
