@@ -5,7 +5,9 @@ request once, before any I/O and whatever the backend.
 composite key). A single string, the form before (one column, or several separated by
 commas, as this SDK documented it), is still accepted and read as that list. Its
 ``timeout`` must be a duration (``"30s"``, ``"5m"``, ``"1m 30s"``, ``"250ms"``): pylance's
-directory namespace ignores one it cannot read, and merges anyway.
+directory namespace ignores one it cannot read, and merges anyway. An absent
+``when_not_matched_insert_all`` is sent as false, the protocol's default (pylance's
+namespaces insert the unmatched rows).
 
 **Probes.** How many IVF partitions a vector search probes: ``nprobes``,
 ``minimum_nprobes``, ``maximum_nprobes`` of QueryTable, AnalyzeTableQueryPlan and
@@ -47,7 +49,14 @@ def normalize_request(model_name: str, body: Mapping[str, Any]) -> Mapping[str, 
         if body.get("timeout") is not None:
             duration(body["timeout"], f"{model_name}.timeout")
         on = body.get("on")
-        return {**body, "on": merge_keys(on)} if isinstance(on, str) else body
+        if isinstance(on, str):
+            body = {**body, "on": merge_keys(on)}
+        if body.get("when_not_matched_insert_all") is None:
+            # the protocol's default, said out loud: pylance's namespaces insert
+            # unmatched rows when the field is absent, so a backend or a server that
+            # hands the request on would otherwise answer differently
+            body = {**body, "when_not_matched_insert_all": False}
+        return body
     if model_name in _QUERIES:
         return _normalize_probes(model_name, body)
     return body

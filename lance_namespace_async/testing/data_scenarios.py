@@ -159,6 +159,45 @@ async def merge_insert_update_and_delete_change_the_right_rows(kit: Kit) -> None
     assert sorted(ids.column("id").to_pylist()) == [2, 3, 10]
 
 
+@scenario()
+async def merge_insert_matches_every_key_column_and_inserts_only_when_asked(kit: Kit) -> None:
+    """MergeInsertIntoTable with a two-column key (``on`` is a list since 0.12.0)
+    matches a row only where both columns match; rows without a match are inserted
+    only with ``when_not_matched_insert_all``, whose default is false."""
+    import pyarrow as pa
+
+    def rows(regions: list[str], ids: list[int], values: list[int]) -> Any:
+        return pa.table(
+            {
+                "region": pa.array(regions, pa.string()),
+                "id": pa.array(ids, pa.int64()),
+                "value": pa.array(values, pa.int64()),
+            }
+        )
+
+    table = kit.table("keyed")
+    created = await kit.ns.create_table(
+        {"id": table}, rows(["eu", "eu", "us"], [1, 2, 1], [10, 20, 30])
+    )
+    source = rows(["us", "us"], [1, 2], [31, 99])
+    key = ["region", "id"]
+    await kit.ns.merge_insert_into_table(
+        {"id": table, "on": key, "when_matched_update_all": True}, source
+    )
+    assert await kit.count_rows(created.location) == 3
+    await kit.ns.merge_insert_into_table(
+        {"id": table, "on": key, "when_not_matched_insert_all": True}, source
+    )
+    found = await kit.ns.query_table({"id": table, "k": 10, "vector": None})
+    columns = (found.column(c).to_pylist() for c in ("region", "id", "value"))
+    assert sorted(zip(*columns, strict=True)) == [
+        ("eu", 1, 10),
+        ("eu", 2, 20),
+        ("us", 1, 31),
+        ("us", 2, 99),
+    ]
+
+
 # == tags and versions =====================================================================
 
 
