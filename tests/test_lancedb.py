@@ -20,6 +20,9 @@ this module; each test works in a namespace of its own.
 from __future__ import annotations
 
 import contextlib
+import gc
+import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,3 +180,23 @@ def test_lancedb_observes_what_it_observes_over_its_own_dir_namespace(
     differences = {k: (v, expected[k]) for k, v in seen.items() if v != expected[k]}
     assert differences == {}, "step: (ours, LanceDB's own dir)"
     assert seen.keys() == expected.keys()
+
+
+def test_a_dropped_lancedb_connection_closes_our_namespace_and_its_thread(tmp_path: Path) -> None:
+    # LanceDB never closes the namespace client it builds: the facade closes itself
+    # when garbage collected, instead of leaving its loop thread (and its backend's
+    # connections) behind for every connection an application makes
+    def portals() -> int:
+        return sum(t.name == "lance-namespace-async-portal" for t in threading.enumerate())
+
+    before = portals()
+    for attempt in range(3):
+        db = Target(ours("Dir"), {"root": str(tmp_path)}).connect(pushdown=False)
+        db.create_namespace([f"n{attempt}"])
+        assert portals() == before + 1
+        del db
+        gc.collect()
+        deadline = time.monotonic() + 10
+        while portals() > before and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert portals() == before
