@@ -26,6 +26,8 @@ DIMENSIONS = 8
 #: what the scenario's searches ask for
 QUERY = [0.5] * DIMENSIONS
 LIMIT = 5
+#: how many queries :func:`observe` runs (each a QueryTable call when it is pushed down)
+QUERIES = 10
 
 
 def rows(start: int, count: int, seed: int) -> pa.Table:

@@ -6,7 +6,8 @@ tags, add/drop columns, drop) runs through ``lancedb.connect(namespace_client_im
 "lance_namespace_async.impls.<X>Namespace", ...)`` and must observe exactly what the
 same scenario observes through LanceDB's own ``dir`` namespace on the same data — once
 as LanceDB runs by default, once with QueryTable and CreateTable pushed down to the
-namespace.
+namespace. Where LanceDB calls our facade in this process, the test also counts what it
+asked of it: every query a QueryTable call when pushed down, none otherwise.
 
 Servers: ``dir`` on a temporary folder; ``lance-ns serve`` over ``dir`` as a real
 process (tests/serve_process.py), reached by LanceDB's own ``rest`` namespace and by our
@@ -23,6 +24,7 @@ import contextlib
 import gc
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,9 +36,11 @@ from glue_fixtures import FAKE_AWS_ENV, REGION, moto_glue, s3_client
 from hive_metastore import Metastore
 from iceberg_real_server import ReferenceIcebergServer, unique_name
 from lance.namespace import RestAdapter
-from lancedb_scenario import observe
+from lancedb_scenario import QUERIES, observe
 from serve_process import lance_ns_serve
 from unity_real import unity_under_test
+
+from lance_namespace_async import SyncLanceNamespace
 
 PUSHDOWN = ["QueryTable", "CreateTable"]
 
@@ -47,6 +51,8 @@ class Target:
 
     impl: str
     properties: dict[str, str]
+    #: whether LanceDB calls our facade in this process (not LanceDB's own Rust client)
+    in_process: bool = True
     #: the namespace path the scenario's namespace is created under
     parent: list[str] = field(default_factory=list)
 
@@ -98,8 +104,10 @@ def running(
         yield Target(ours("Dir"), {"root": root})
     elif name in ("serve-lancedb-rest", "serve-our-rest"):
         with lance_ns_serve({"root": root}) as served:
-            impl = "rest" if name == "serve-lancedb-rest" else ours("Rest")
-            yield Target(impl, {"uri": served.uri})
+            if name == "serve-lancedb-rest":
+                yield Target("rest", {"uri": served.uri}, in_process=False)
+            else:
+                yield Target(ours("Rest"), {"uri": served.uri})
     elif name == "rest-to-pylance":
         with pylance_adapter(tmp / "lance-root") as uri:
             yield Target(ours("Rest"), {"uri": uri})
@@ -167,15 +175,36 @@ def expected(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return observe(db, ["reference"])
 
 
+@pytest.fixture
+def served(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """The operations LanceDB asked of our facades in this process, counted."""
+    calls: Counter[str] = Counter()
+    call = SyncLanceNamespace._call
+
+    def counted(self: SyncLanceNamespace, operation: Any, *args: Any) -> Any:
+        calls[operation.method] += 1
+        return call(self, operation, *args)
+
+    monkeypatch.setattr(SyncLanceNamespace, "_call", counted)
+    return calls
+
+
 @pytest.mark.parametrize("pushdown", [False, True], ids=["local", "pushdown"])
 def test_lancedb_observes_what_it_observes_over_its_own_dir_namespace(
-    target: Target, pushdown: bool, expected: dict[str, Any]
+    target: Target, pushdown: bool, expected: dict[str, Any], served: Counter[str]
 ) -> None:
     db = target.connect(pushdown)
     namespace = [*target.parent, unique_name("push" if pushdown else "local")]
     db.create_namespace(namespace)
 
     seen = observe(db, namespace)
+
+    if target.in_process:
+        # pushed down, every query is the namespace's QueryTable; else LanceDB reads the
+        # files itself. LanceDB 0.40 creates a table with DeclareTable and its own write
+        # even when CreateTable is pushed down (its own dir and rest namespaces too)
+        assert served["query_table"] == (QUERIES if pushdown else 0)
+        assert served["declare_table"] == 1
 
     differences = {k: (v, expected[k]) for k, v in seen.items() if v != expected[k]}
     assert differences == {}, "step: (ours, LanceDB's own dir)"
