@@ -63,7 +63,9 @@ def _hits(table: Any, *, where: str | None = None, prefilter: bool = True) -> li
 
 def _filtered(table: Any, where: str) -> list[Any]:
     answer = table.search().where(where).select(["id", "category"]).limit(1000).to_arrow()
-    return sorted(zip(answer.column("id").to_pylist(), answer.column("category").to_pylist()))
+    return sorted(
+        zip(answer.column("id").to_pylist(), answer.column("category").to_pylist(), strict=True)
+    )
 
 
 def _column(table: Any, name: str) -> list[Any]:
@@ -144,7 +146,12 @@ def observe(db: lancedb.DBConnection, namespace: list[str]) -> dict[str, Any]:
     table.checkout_latest()
     seen["latest"] = table.version
     table.restore(3)
-    seen["restored"] = (table.version, table.count_rows(), _column(table, "id")[:3], table.schema.names)
+    seen["restored"] = (
+        table.version,
+        table.count_rows(),
+        _column(table, "id")[:3],
+        table.schema.names,
+    )
 
     db.drop_table("items", namespace_path=namespace)
     seen["after_drop"] = list(db.list_tables(namespace_path=namespace).tables)

@@ -170,7 +170,9 @@ def target(
 def expected(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """What the scenario observes through LanceDB's own dir namespace."""
     root = tmp_path_factory.mktemp("lancedb-reference")
-    db = lancedb.connect(namespace_client_impl="dir", namespace_client_properties={"root": str(root)})
+    db = lancedb.connect(
+        namespace_client_impl="dir", namespace_client_properties={"root": str(root)}
+    )
     db.create_namespace(["reference"])
     return observe(db, ["reference"])
 
