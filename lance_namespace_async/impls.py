@@ -14,6 +14,16 @@ constructor takes the properties as keyword arguments::
     db = lancedb.connect(namespace_client_impl="lance_namespace_async.impls.DirNamespace",
                          namespace_client_properties={"root": "/data/lance"})
 
+Importing this module also registers a short alias per backend with
+``lance_namespace.register_namespace_impl`` (see :data:`ALIASES`):
+``lance_namespace.connect("lna-glue", props)``. The names carry the ``lna-``
+prefix because the plain ones are taken: ``dir`` and ``rest`` are pylance's own,
+and ``lance-namespace-impls`` registers ``glue``, ``hive2``, ``hive3``,
+``iceberg``, ``polaris``, ``unity`` and ``goosefs``. lance_namespace has no
+entry points, so an alias exists only once this module is imported (naming any
+class path here does that); ``import lance_namespace_async`` itself stays cheap
+and registers nothing.
+
 Each instance is the sync facade itself (the same portal running the same async
 backend), so everything said of ``connect_sync`` holds: pylance's and LanceDB's
 request models get answers in their own types, errors are also
@@ -25,15 +35,19 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import lance_namespace
+
 from ._facade.sync import SyncLanceNamespace
 
 __all__ = [
+    "ALIASES",
     "DirNamespace",
     "GlueNamespace",
     "HiveNamespace",
     "IcebergNamespace",
     "RestNamespace",
     "UnityNamespace",
+    "register_aliases",
 ]
 
 
@@ -95,3 +109,37 @@ class HiveNamespace(_PluginNamespace):
     """A Hive Metastore (the ``hive`` extra), with the ``hive`` backend's properties."""
 
     impl = "hive"
+
+
+ALIASES: dict[str, str] = {
+    f"lna-{cls.impl}": f"{__name__}.{cls.__name__}"
+    for cls in (
+        DirNamespace,
+        RestNamespace,
+        IcebergNamespace,
+        UnityNamespace,
+        GlueNamespace,
+        HiveNamespace,
+    )
+}
+"""The short names this module registers with ``lance_namespace``."""
+
+
+def register_aliases() -> list[str]:
+    """Register :data:`ALIASES` with ``lance_namespace``; idempotent.
+
+    A name another package registered first, or one of pylance's native names,
+    is left alone. Returns the names that now point at our classes.
+    """
+    native = getattr(lance_namespace, "NATIVE_IMPLS", {})
+    taken = getattr(lance_namespace, "_REGISTERED_IMPLS", {})
+    registered = []
+    for name, class_path in ALIASES.items():
+        if name in native or taken.get(name, class_path) != class_path:
+            continue
+        lance_namespace.register_namespace_impl(name, class_path)
+        registered.append(name)
+    return registered
+
+
+register_aliases()

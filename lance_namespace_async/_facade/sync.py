@@ -7,10 +7,12 @@ already runs an event loop (a notebook cell), because the work always happens
 on the portal's own loop.
 
 It is a ``lance_namespace.LanceNamespace``, so pylance accepts it as
-``namespace_client``: when pylance passes its own pydantic request models, the
-answer comes back as pylance's response model, and errors are also instances
-of ``lance_namespace``'s error classes. Pickling carries the impl and the
-properties only; the unpickled copy (a Spark executor) connects anew.
+``namespace_client``: asked as pylance and LanceDB ask (their pydantic models,
+pylance's Rust dicts, ``model_dump()`` dicts), it answers what pylance's own
+namespaces answer for the same call (``_core/peer.py`` decides, operation by
+operation); errors are also instances of ``lance_namespace``'s error classes.
+Pickling carries the impl and the properties only; the unpickled copy (a Spark
+executor) connects anew.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from anyio.from_thread import BlockingPortal
 from .. import errors
 from .._core.base import OPERATIONS, AsyncLanceNamespace, Operation
 from .._core.operation_methods import SyncOperationMethods
-from .._core.peer import _compat_error, _peer_answer, _speaks_peer
+from .._core.peer import Caller, _caller, _compat_error, _peer_answer, _peer_request
 from .._core.registry import resolve_impl
 from .._core.timeout import USE_DEFAULT, TimeoutTypes
 from .portal import start_portal as _start_portal
@@ -182,18 +184,17 @@ class SyncLanceNamespace(SyncOperationMethods, _LanceNamespaceBase):
     def _call(
         self, operation: Operation, request: Any, data: tuple[Any, ...], timeout: TimeoutTypes
     ) -> Any:
-        peer = _speaks_peer(request)
-        name = "query_table_ipc" if operation.returns_arrow and peer else operation.method
+        caller = _caller(operation, request)
+        if caller is not Caller.OURS:
+            request = _peer_request(request)
+        arrow_bytes = operation.returns_arrow and caller is not Caller.OURS
+        name = "query_table_ipc" if arrow_bytes else operation.method
         coroutine: Callable[..., Any] = getattr(self._namespace, name)
         try:
             result = self._on_loop(functools.partial(coroutine, request, *data, timeout=timeout))
         except errors.LanceNamespaceError as exc:
             raise _compat_error(exc) from None
-        if not peer:
-            return result
-        if operation.returns_arrow:
-            return lance_namespace.QueryTableResponse(data=result)
-        return _peer_answer(operation, result)
+        return _peer_answer(operation, result, caller)
 
 
 def _release_unclosed(

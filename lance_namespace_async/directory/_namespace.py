@@ -61,14 +61,19 @@ class DirectoryNamespace(NamespaceOperations, DataOperations):
         return cls(DirectoryConfig.from_properties(properties))
 
     def namespace_id(self) -> str:
-        """Equal for equal settings (pylance shares caches by it), secrets only as a digest."""
+        """Equal for equal settings (pylance shares caches by it), secrets only as a digest.
+
+        Written as pylance's DirectoryNamespace writes its own
+        (``DirectoryNamespace { root: "/data" }``): callers parse the root out of it.
+        """
+        root = json.dumps(self.root)
         if not (self.config.storage or self.config.credential_vendor):
-            return f"DirectoryNamespace(root={self.root!r})"
+            return f"DirectoryNamespace {{ root: {root} }}"
         settings = json.dumps(
             [sorted(self.config.storage.items()), sorted(self.config.credential_vendor.items())]
         )
         digest = hashlib.sha256(settings.encode()).hexdigest()[:12]
-        return f"DirectoryNamespace(root={self.root!r}, options={digest})"
+        return f"DirectoryNamespace {{ root: {root}, options: {json.dumps(digest)} }}"
 
 
 install_pylance_operations(DirectoryNamespace)
