@@ -21,7 +21,10 @@ _OPTIONS = (
     ),
     ("max_k", "QueryTable k (default: 10000)"),
     ("max_offset", "QueryTable offset (default: 1000000)"),
-    ("max_columns", "projected columns and aliases of one query (default: 1024)"),
+    (
+        "max_columns",
+        "projected columns and aliases of one query, merge key columns (default: 1024)",
+    ),
     ("max_answer_bytes", "largest QueryTable answer sent, else code 13 (default: 64 MiB)"),
 )
 

@@ -35,6 +35,7 @@ from .arrow_data import ArrowData
 from .arrow_guard import read_ipc_file
 from .operation_methods import OperationMethods
 from .operations import OPERATIONS, OPERATIONS_BY_METHOD, Operation
+from .request_rules import normalize_request
 from .timeout import USE_DEFAULT, TimeoutTypes, call_timeout
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ def coerce_request(request: object, model_name: str) -> Any:
         )
     if not isinstance(body, Mapping):
         raise InvalidInputError(f"malformed {model_name}: not an object")
-    body = _drop_none(body, _required(model))
+    body = normalize_request(model_name, _drop_none(body, _required(model)))
     _check_field_types(model, body, model_name)
     try:
         return model.from_dict(body)

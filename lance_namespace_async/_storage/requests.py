@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import errors
+from .._core.request_rules import PROBE_FIELDS, merge_keys
 from .ref_names import check_ref_names
 
 if TYPE_CHECKING:
@@ -161,7 +162,7 @@ def scan_arguments(query: Mapping[str, Any], schema: pa.Schema, what: str) -> di
         nearest: dict[str, Any] = {"column": column, "q": list(single), "k": k or 10}
         if query.get("distance_type"):
             nearest["metric"] = str(query["distance_type"]).lower()
-        for ours in ("nprobes", "refine_factor", "ef"):
+        for ours in ("nprobes", *PROBE_FIELDS, "refine_factor", "ef"):
             if query.get(ours) is not None:
                 nearest[ours] = query[ours]
         if query.get("bypass_vector_index") is True:
@@ -183,9 +184,10 @@ def merge_insert(dataset: Any, body: Mapping[str, Any], rows: Any) -> dict[str, 
     """MergeInsertIntoTable of ``rows`` on ``dataset`` (main or a checked-out branch), as
     the request's ``on`` keys and ``when_*`` clauses say; the answer's fields."""
     on = body.get("on")
-    if not isinstance(on, str) or not on:
-        raise errors.InvalidInputError("MergeInsertIntoTable needs the key column 'on'")
-    builder = dataset.merge_insert([c.strip() for c in on.split(",")])
+    keys = merge_keys(on) if isinstance(on, str) else on
+    if not isinstance(keys, list) or not keys or not all(isinstance(k, str) and k for k in keys):
+        raise errors.InvalidInputError("MergeInsertIntoTable needs its key columns 'on'")
+    builder = dataset.merge_insert(list(keys))
     if body.get("when_matched_update_all"):
         builder = builder.when_matched_update_all(body.get("when_matched_update_all_filt"))
     if body.get("when_not_matched_insert_all"):

@@ -7,8 +7,9 @@ into the arguments of pylance's Python ``LanceDataset.scanner`` that build the s
 
 * ``vector.single_vector`` (non-empty): a nearest-neighbour search of ``vector_column``
   (``"vector"`` when absent, as pylance) for ``k`` rows (10 when ``k`` is 0), with
-  ``distance_type``, ``nprobes``, ``ef``, ``refine_factor``, ``lower_bound``/``upper_bound``,
-  ``bypass_vector_index`` and ``fast_search`` (these only with a vector, as pylance);
+  ``distance_type``, ``nprobes`` or ``minimum_nprobes``/``maximum_nprobes``, ``ef``,
+  ``refine_factor``, ``lower_bound``/``upper_bound``, ``bypass_vector_index`` and
+  ``fast_search`` (these only with a vector, as pylance);
   ``offset`` skips rows of the answer. An empty vector is a plain scan.
 * a plain scan takes ``k`` > 0 as its limit, with ``offset``; ``k`` = 0 is no limit (and
   pylance then ignores the offset: so is it here).
@@ -45,6 +46,8 @@ QUERY_FIELDS = frozenset(
         "prefilter",
         "distance_type",
         "nprobes",
+        "minimum_nprobes",
+        "maximum_nprobes",
         "ef",
         "refine_factor",
         "lower_bound",
@@ -172,7 +175,7 @@ def _nearest(body: dict[str, Any], single: list[Any], k: int) -> dict[str, Any] 
         if metric is None:
             return None
         nearest["metric"] = metric
-    for name in ("nprobes", "ef", "refine_factor"):
+    for name in ("nprobes", "minimum_nprobes", "maximum_nprobes", "ef", "refine_factor"):
         value = body.get(name)
         if value is not None:
             if not _int(value, 1):

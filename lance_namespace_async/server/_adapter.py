@@ -29,6 +29,7 @@ from ._routes import (
     _ARROW_FILE,
     _ARROW_STREAM,
     _PLANS,
+    _REPEATED,
     Route,
     _body_fields,
     _decode_segment,
@@ -284,6 +285,13 @@ class _Adapter:
             body = {name: value for name, value in body.items() if name in declared}
         encoded = _json_encoded_query(route.method)
         for name in route.query:
+            if name in _REPEATED:
+                # one value per item (on=a&on=b); one value alone is the older single form
+                # ("a" or "a,b"), read as that list when the request is checked
+                values = query.getlist(name)
+                if values:
+                    body[name] = values if len(values) > 1 else values[0]
+                continue
             value = _single(query, name)
             if value is not None:
                 body[name] = (

@@ -111,11 +111,12 @@ class RequestLimits:
     max_k: int = 10_000
     #: QueryTable ``offset``
     max_offset: int = 1_000_000
-    #: projected columns of a query (``column_names`` plus ``column_aliases``)
+    #: projected columns of a query (``column_names`` plus ``column_aliases``), and key
+    #: columns of a MergeInsertIntoTable (``on``)
     max_columns: int = 1_024
     #: elements of a query vector (all vectors of a multi-vector together)
     max_vector_elements: int = 65_536
-    #: ``nprobes`` of a query
+    #: ``nprobes``, ``minimum_nprobes`` and ``maximum_nprobes`` of a query
     max_nprobes: int = 65_536
     #: ``refine_factor`` of a query
     max_refine_factor: int = 1_000
@@ -156,6 +157,11 @@ class RequestLimits:
         query = body.get("query") if operation_id == "ExplainTableQueryPlan" else body
         if operation_id in _QUERY_OPERATIONS and isinstance(query, Mapping):
             self._check_query(query, "query." if query is not body else "")
+        keys = body.get("on") if operation_id == "MergeInsertIntoTable" else None
+        if isinstance(keys, list) and len(keys) > self.max_columns:
+            raise errors.InvalidInputError(
+                f"on names {len(keys)} key columns, more than max_columns ({self.max_columns})"
+            )
         if operation_id in ("CreateTableIndex", "CreateTableScalarIndex"):
             for name, maximum in self.index_parameter_maxima.items():
                 self._at_most(name, body.get(name), maximum, f"index_parameter_maxima[{name}]")
@@ -187,7 +193,8 @@ class RequestLimits:
     def _check_query(self, query: Mapping[str, Any], prefix: str) -> None:
         self._at_most(f"{prefix}k", query.get("k"), self.max_k, "max_k")
         self._at_most(f"{prefix}offset", query.get("offset"), self.max_offset, "max_offset")
-        self._at_most(f"{prefix}nprobes", query.get("nprobes"), self.max_nprobes, "max_nprobes")
+        for probes in ("nprobes", "minimum_nprobes", "maximum_nprobes"):
+            self._at_most(f"{prefix}{probes}", query.get(probes), self.max_nprobes, "max_nprobes")
         self._at_most(
             f"{prefix}refine_factor",
             query.get("refine_factor"),

@@ -78,6 +78,10 @@ _PARAM_KINDS: dict[str, str] = {
 }
 
 
+#: query parameters sent once per item of a list (MergeInsertIntoTable's ``on``)
+_REPEATED = frozenset(name for name, kind in _PARAM_KINDS.items() if kind == "array")
+
+
 _PLANS = frozenset({"ExplainTableQueryPlan", "AnalyzeTableQueryPlan"})
 
 

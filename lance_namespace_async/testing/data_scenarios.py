@@ -146,7 +146,7 @@ async def merge_insert_update_and_delete_change_the_right_rows(kit: Kit) -> None
     await kit.ns.merge_insert_into_table(
         {
             "id": table,
-            "on": "id",
+            "on": ["id"],
             "when_matched_update_all": True,
             "when_not_matched_insert_all": True,
         },

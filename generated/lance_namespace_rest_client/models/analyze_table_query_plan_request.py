@@ -41,7 +41,12 @@ class AnalyzeTableQueryPlanRequest:
         filter_ (str | Unset):
         full_text_query (AnalyzeTableQueryPlanRequestFullTextQuery | None | Unset):
         lower_bound (float | Unset):
-        nprobes (int | Unset):
+        maximum_nprobes (int | Unset): Most IVF partitions the search may probe while it looks for `k` rows (no bound
+            when absent).
+        minimum_nprobes (int | Unset): IVF partitions the search probes at least, before it widens to more when fewer
+            than `k` rows qualify.
+        nprobes (int | Unset): The older, exact count of IVF partitions to probe; unused when `minimum_nprobes` or
+            `maximum_nprobes` is set.
         offset (int | Unset):
         prefilter (bool | Unset):
         refine_factor (int | Unset):
@@ -65,6 +70,8 @@ class AnalyzeTableQueryPlanRequest:
     filter_: str | Unset = UNSET
     full_text_query: AnalyzeTableQueryPlanRequestFullTextQuery | None | Unset = UNSET
     lower_bound: float | Unset = UNSET
+    maximum_nprobes: int | Unset = UNSET
+    minimum_nprobes: int | Unset = UNSET
     nprobes: int | Unset = UNSET
     offset: int | Unset = UNSET
     prefilter: bool | Unset = UNSET
@@ -126,6 +133,10 @@ class AnalyzeTableQueryPlanRequest:
 
         lower_bound = self.lower_bound
 
+        maximum_nprobes = self.maximum_nprobes
+
+        minimum_nprobes = self.minimum_nprobes
+
         nprobes = self.nprobes
 
         offset = self.offset
@@ -174,6 +185,10 @@ class AnalyzeTableQueryPlanRequest:
             field_dict["full_text_query"] = full_text_query
         if lower_bound is not UNSET:
             field_dict["lower_bound"] = lower_bound
+        if maximum_nprobes is not UNSET:
+            field_dict["maximum_nprobes"] = maximum_nprobes
+        if minimum_nprobes is not UNSET:
+            field_dict["minimum_nprobes"] = minimum_nprobes
         if nprobes is not UNSET:
             field_dict["nprobes"] = nprobes
         if offset is not UNSET:
@@ -277,6 +292,10 @@ class AnalyzeTableQueryPlanRequest:
 
         lower_bound = d.pop("lower_bound", UNSET)
 
+        maximum_nprobes = d.pop("maximum_nprobes", UNSET)
+
+        minimum_nprobes = d.pop("minimum_nprobes", UNSET)
+
         nprobes = d.pop("nprobes", UNSET)
 
         offset = d.pop("offset", UNSET)
@@ -308,6 +327,8 @@ class AnalyzeTableQueryPlanRequest:
             filter_=filter_,
             full_text_query=full_text_query,
             lower_bound=lower_bound,
+            maximum_nprobes=maximum_nprobes,
+            minimum_nprobes=minimum_nprobes,
             nprobes=nprobes,
             offset=offset,
             prefilter=prefilter,

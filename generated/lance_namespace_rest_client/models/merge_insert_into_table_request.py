@@ -28,7 +28,8 @@ class MergeInsertIntoTableRequest:
             header comes back as an entry `header.<name>`.
         id (list[str] | Unset):
         branch (str | Unset):
-        on (str | Unset):
+        on (list[str] | Unset): The key columns rows are matched on; several make a composite key (a row matches when
+            all of them are equal).
         when_matched_update_all (bool | Unset):
         when_matched_update_all_filt (str | Unset):
         when_not_matched_insert_all (bool | Unset):
@@ -42,7 +43,7 @@ class MergeInsertIntoTableRequest:
     context: Context | Unset = UNSET
     id: list[str] | Unset = UNSET
     branch: str | Unset = UNSET
-    on: str | Unset = UNSET
+    on: list[str] | Unset = UNSET
     when_matched_update_all: bool | Unset = UNSET
     when_matched_update_all_filt: str | Unset = UNSET
     when_not_matched_insert_all: bool | Unset = UNSET
@@ -67,7 +68,9 @@ class MergeInsertIntoTableRequest:
 
         branch = self.branch
 
-        on = self.on
+        on: list[str] | Unset = UNSET
+        if not isinstance(self.on, Unset):
+            on = self.on
 
         when_matched_update_all = self.when_matched_update_all
 
@@ -134,7 +137,7 @@ class MergeInsertIntoTableRequest:
 
         branch = d.pop("branch", UNSET)
 
-        on = d.pop("on", UNSET)
+        on = cast(list[str], d.pop("on", UNSET))
 
         when_matched_update_all = d.pop("when_matched_update_all", UNSET)
 

@@ -17,7 +17,7 @@ def _get_kwargs(
     body: File,
     delimiter: str | Unset = UNSET,
     branch: str | Unset = UNSET,
-    on: str,
+    on: list[str],
     when_matched_update_all: bool | Unset = UNSET,
     when_matched_update_all_filt: str | Unset = UNSET,
     when_not_matched_insert_all: bool | Unset = UNSET,
@@ -34,7 +34,9 @@ def _get_kwargs(
 
     params["branch"] = branch
 
-    params["on"] = on
+    json_on = on
+
+    params["on"] = json_on
 
     params["when_matched_update_all"] = when_matched_update_all
 
@@ -144,7 +146,7 @@ def sync_detailed(
     body: File,
     delimiter: str | Unset = UNSET,
     branch: str | Unset = UNSET,
-    on: str,
+    on: list[str],
     when_matched_update_all: bool | Unset = UNSET,
     when_matched_update_all_filt: str | Unset = UNSET,
     when_not_matched_insert_all: bool | Unset = UNSET,
@@ -161,7 +163,7 @@ def sync_detailed(
         id (str):
         delimiter (str | Unset):
         branch (str | Unset):
-        on (str):
+        on (list[str]):
         when_matched_update_all (bool | Unset):
         when_matched_update_all_filt (str | Unset):
         when_not_matched_insert_all (bool | Unset):
@@ -208,7 +210,7 @@ def sync(
     body: File,
     delimiter: str | Unset = UNSET,
     branch: str | Unset = UNSET,
-    on: str,
+    on: list[str],
     when_matched_update_all: bool | Unset = UNSET,
     when_matched_update_all_filt: str | Unset = UNSET,
     when_not_matched_insert_all: bool | Unset = UNSET,
@@ -225,7 +227,7 @@ def sync(
         id (str):
         delimiter (str | Unset):
         branch (str | Unset):
-        on (str):
+        on (list[str]):
         when_matched_update_all (bool | Unset):
         when_matched_update_all_filt (str | Unset):
         when_not_matched_insert_all (bool | Unset):
@@ -267,7 +269,7 @@ async def asyncio_detailed(
     body: File,
     delimiter: str | Unset = UNSET,
     branch: str | Unset = UNSET,
-    on: str,
+    on: list[str],
     when_matched_update_all: bool | Unset = UNSET,
     when_matched_update_all_filt: str | Unset = UNSET,
     when_not_matched_insert_all: bool | Unset = UNSET,
@@ -284,7 +286,7 @@ async def asyncio_detailed(
         id (str):
         delimiter (str | Unset):
         branch (str | Unset):
-        on (str):
+        on (list[str]):
         when_matched_update_all (bool | Unset):
         when_matched_update_all_filt (str | Unset):
         when_not_matched_insert_all (bool | Unset):
@@ -329,7 +331,7 @@ async def asyncio(
     body: File,
     delimiter: str | Unset = UNSET,
     branch: str | Unset = UNSET,
-    on: str,
+    on: list[str],
     when_matched_update_all: bool | Unset = UNSET,
     when_matched_update_all_filt: str | Unset = UNSET,
     when_not_matched_insert_all: bool | Unset = UNSET,
@@ -346,7 +348,7 @@ async def asyncio(
         id (str):
         delimiter (str | Unset):
         branch (str | Unset):
-        on (str):
+        on (list[str]):
         when_matched_update_all (bool | Unset):
         when_matched_update_all_filt (str | Unset):
         when_not_matched_insert_all (bool | Unset):
