@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -217,17 +216,15 @@ def test_a_dropped_lancedb_connection_closes_our_namespace_and_its_thread(tmp_pa
     # LanceDB never closes the namespace client it builds: the facade closes itself
     # when garbage collected, instead of leaving its loop thread (and its backend's
     # connections) behind for every connection an application makes
-    def portals() -> int:
-        return sum(t.name == "lance-namespace-async-portal" for t in threading.enumerate())
+    def portals() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name == "lance-namespace-async-portal"}
 
-    before = portals()
     for attempt in range(3):
+        before = portals()
         db = Target(ours("Dir"), {"root": str(tmp_path)}).connect(pushdown=False)
         db.create_namespace([f"n{attempt}"])
-        assert portals() == before + 1
+        (started,) = portals() - before
         del db
         gc.collect()
-        deadline = time.monotonic() + 10
-        while portals() > before and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert portals() == before
+        started.join(timeout=10)
+        assert not started.is_alive()
