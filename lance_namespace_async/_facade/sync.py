@@ -18,8 +18,10 @@ executor) connects anew.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import threading
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
@@ -60,6 +62,7 @@ class SyncLanceNamespace(SyncOperationMethods, _LanceNamespaceBase):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._release: weakref.finalize[Any, Any] | None = None
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -76,7 +79,15 @@ class SyncLanceNamespace(SyncOperationMethods, _LanceNamespaceBase):
             if self._closed:
                 raise errors.InvalidInputError("this SyncLanceNamespace is closed")
             if self._portal is None:
-                self._portal, self._thread = _start_portal()
+                portal, self._thread = _start_portal()
+                self._loop = portal.call(asyncio.get_running_loop)
+                # LanceDB and lance_namespace.connect build facades they never close:
+                # one garbage collected closes its backend and ends its thread
+                self._release = weakref.finalize(
+                    self, _release_unclosed, self._loop, portal, self._namespace
+                )
+                self._release.atexit = False  # at exit the daemon thread just ends
+                self._portal = portal
             return self._portal
 
     def close(self) -> None:
@@ -87,6 +98,8 @@ class SyncLanceNamespace(SyncOperationMethods, _LanceNamespaceBase):
             self._closed = True
             portal, thread = self._portal, self._thread
             self._portal = self._thread = None
+            if self._release is not None:
+                self._release.detach()
         if portal is not None and thread is not None:
             try:
                 portal.call(self._namespace.aclose)
@@ -194,6 +207,28 @@ class SyncLanceNamespace(SyncOperationMethods, _LanceNamespaceBase):
         except errors.LanceNamespaceError as exc:
             raise _compat_error(exc) from None
         return _peer_answer(operation, result, caller)
+
+
+def _release_unclosed(
+    loop: asyncio.AbstractEventLoop, portal: BlockingPortal, namespace: AsyncLanceNamespace
+) -> None:
+    """Close a garbage-collected facade's backend, then stop its portal.
+
+    Runs in whatever thread dropped the last reference (the portal's own, too), so it
+    only schedules the work on the portal's loop and never waits for it.
+    """
+
+    async def shutdown() -> None:
+        try:
+            await namespace.aclose()
+        finally:
+            await portal.stop()
+
+    def start() -> None:
+        loop.create_task(shutdown())
+
+    with contextlib.suppress(RuntimeError):  # the loop has already ended
+        loop.call_soon_threadsafe(start)
 
 
 def _blocking(operation: Operation) -> Callable[..., Any]:
