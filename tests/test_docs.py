@@ -2,9 +2,13 @@
 
 Blocks are fenced with a language. ``python`` blocks run as a script of their own
 (``python block.py``) and ``bash`` blocks with ``bash -eo pipefail``, each in a fresh
-interpreter, in page order, from a working directory shared by the whole run; they must
-exit 0. A block that cannot run here (it installs packages, or starts a server that runs
-until stopped) says why in its first line, visibly to the reader::
+interpreter, in page order (docs/ sorted, then README.md), from a working directory shared
+by the whole run; they must exit 0. The exception is Spark: the blocks that use pyspark
+run as scripts in one interpreter where Spark is already up (tests/docs_spark_runner.py,
+started with the module, so Spark starts while the other pages run), as in a notebook:
+each block's ``getOrCreate()`` gets that session. A block that cannot run here (it
+installs packages, or starts a server that runs until stopped) says why in its first
+line, visibly to the reader::
 
     # not run by the docs test: <reason>
 
@@ -28,8 +32,10 @@ conformance kit's scenario count in docs/conformance.md is ``len(SCENARIOS)``.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
+import select
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -44,10 +50,11 @@ from iceberg_rest_server import iceberg_catalog
 from serve_process import lance_ns_serve
 from unity_server import unity_catalog
 
-from jvm import need
+from jvm import JvmUnavailable, java_executable, need
 
 REPO = Path(__file__).resolve().parent.parent
-PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+#: README.md last: its Spark block then finds Spark warmed up by the time the docs ran
+PAGES = [*sorted((REPO / "docs").rglob("*.md")), REPO / "README.md"]
 
 RUN = {"python", "bash"}
 DATA = {"text", "yaml"}
@@ -119,8 +126,69 @@ def test_every_block_is_run_checked_or_says_why_not() -> None:
 # -- the places the docs name ------------------------------------------------------------------
 
 
+class SparkRunner:
+    """tests/docs_spark_runner.py: one interpreter that runs every Spark block."""
+
+    def __init__(self, workdir: Path) -> None:
+        self._workdir = workdir
+        read_end, write_end = os.pipe()
+        self._log = open(workdir / "spark-runner.log", "w")  # noqa: SIM115 - closed in stop()
+        self._process = subprocess.Popen(
+            [
+                sys.executable,
+                str(Path(__file__).with_name("docs_spark_runner.py")),
+                str(write_end),
+                str(workdir / "spark-warmup"),
+            ],
+            cwd=workdir,
+            env=_environment(),
+            stdin=subprocess.PIPE,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            text=True,
+            pass_fds=(write_end,),
+        )
+        os.close(write_end)
+        self._results = os.fdopen(read_end)
+        self._ran = 0
+
+    def run(self, script: Path) -> tuple[int, str, str]:
+        """Run ``script`` there: its exit code, stdout and stderr."""
+        self._ran += 1
+        out = self._workdir / f"spark-block-{self._ran}.out"
+        err = self._workdir / f"spark-block-{self._ran}.err"
+        assert self._process.stdin is not None
+        request = {"script": str(script), "stdout": str(out), "stderr": str(err)}
+        self._process.stdin.write(json.dumps(request) + "\n")
+        self._process.stdin.flush()
+        # the first block also waits for Spark's start and warm-up
+        ready, _, _ = select.select([self._results], [], [], BLOCK_TIMEOUT * 2)
+        line = self._results.readline() if ready else ""
+        if not line:
+            return 1, "", f"no answer from the Spark runner; its log:\n{self.log_tail()}"
+        answer = json.loads(line)
+        if "warmup_failed" in answer:
+            return 1, "", f"Spark did not start:\n{answer['warmup_failed']}\n{self.log_tail()}"
+        return int(answer["code"]), out.read_text(), err.read_text()
+
+    def log_tail(self) -> str:
+        return (self._workdir / "spark-runner.log").read_text()[-3000:]
+
+    def stop(self) -> None:
+        assert self._process.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            self._process.stdin.close()
+        try:
+            self._process.wait(60)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._results.close()
+        self._log.close()
+
+
 class Places:
-    """The servers behind the docs' placeholders, started on first use."""
+    """The servers behind the docs' placeholders, started on first use; Spark at once."""
 
     def __init__(self, workdir: Path, stack: contextlib.ExitStack, hive: Callable[[], str]):
         self.workdir = workdir
@@ -129,6 +197,13 @@ class Places:
         self._stack = stack
         self._hive = hive
         self._started: dict[str, str] = {"data": f"{self.root.parent}/"}
+        self.spark: SparkRunner | None = None
+        try:
+            java_executable()
+        except JvmUnavailable:
+            return  # the Spark blocks skip (fail with CI=true) when they come
+        self.spark = SparkRunner(workdir)
+        stack.callback(self.spark.stop)
 
     def address(self, server: str) -> str:
         if server not in self._started:
@@ -189,6 +264,15 @@ def _run(block: Block, places: Places) -> None:
     if block.lang == "text":
         return
     script = places.workdir / ("block.py" if block.lang == "python" else "block.sh")
+    if _needs_spark(block) and places.spark is not None:
+        script = places.workdir / f"spark_block_{block.page.stem}_{block.line}.py"
+        script.write_text(code)
+        returncode, stdout, stderr = places.spark.run(script)
+        assert returncode == 0, (
+            f"{block} exited {returncode}\n--- code\n{code}\n--- stdout\n{stdout[-3000:]}"
+            f"\n--- stderr\n{stderr[-5000:]}"
+        )
+        return
     script.write_text(code)
     command = (
         [sys.executable, str(script)]
@@ -210,8 +294,12 @@ def _run(block: Block, places: Places) -> None:
     )
 
 
+def _needs_spark(block: Block) -> bool:
+    return block.lang == "python" and "pyspark" in block.code
+
+
 def _needs_java(block: Block) -> bool:
-    return block.lang == "python" and ("pyspark" in block.code or "thrift://" in block.code)
+    return _needs_spark(block) or (block.lang == "python" and "thrift://" in block.code)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(REPO)))
