@@ -23,6 +23,7 @@ import json
 import os
 import runpy
 import sys
+import time
 import traceback
 import warnings
 from pathlib import Path
@@ -74,15 +75,20 @@ def main() -> None:
     result_fd, warmup = int(sys.argv[1]), Path(sys.argv[2])
     warmup.mkdir(parents=True, exist_ok=True)
     with os.fdopen(result_fd, "w") as results:
+        started = time.monotonic()
         try:
             _warm_up(warmup)
+            print(f"docs_spark_runner: warm in {time.monotonic() - started:.1f} s", flush=True)
         except BaseException:  # reported with the first block
             results.write(json.dumps({"warmup_failed": traceback.format_exc()}) + "\n")
             results.flush()
             return
         for line in sys.stdin:
             request = json.loads(line)
+            started = time.monotonic()
             code = _run(request["script"], request["stdout"], request["stderr"])
+            took = time.monotonic() - started
+            print(f"docs_spark_runner: {request['script']} in {took:.1f} s", flush=True)
             results.write(json.dumps({"code": code}) + "\n")
             results.flush()
     from pyspark.sql import SparkSession
