@@ -425,3 +425,20 @@ async def test_a_merge_takes_use_index_and_a_timeout(settings: KitSettings) -> N
         )
         assert (answer.num_updated_rows, answer.num_inserted_rows) == (2, 1)
         assert await stored_rows(ns, table) == MERGED
+
+
+async def test_a_structured_full_text_query_pylance_cannot_read_is_invalid_input(
+    tmp_path: Path,
+) -> None:
+    """Found by the schemathesis run: a ``structured_query`` without the field its type
+    needs reached pylance, whose Rust model refused it as a bare ``Exception``, and the
+    server answered 500/18. It is the request that is wrong: 13, on an existing table
+    and on a missing one."""
+    async with lna.connect("dir", {"root": str(tmp_path)}) as ns:
+        await ns.create_table({"id": ["t"]}, ipc(vectors()))
+        for table in (["t"], ["missing"]):
+            with pytest.raises(errors.InvalidInputError) as caught:
+                await ns.query_table(
+                    {"id": table, "k": 3, "vector": {}, "full_text_query": {"structured_query": {}}}
+                )
+            assert "missing field `query`" in caught.value.message

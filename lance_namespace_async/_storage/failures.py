@@ -122,6 +122,13 @@ _FIELD_NOT_FOUND = re.compile(
 _DETAIL_CHARS = 300
 
 
+#: serde's words when a request (a dict pylance turns into its Rust model) does not fit
+_SERDE_REQUEST = re.compile(
+    r"(missing field|unknown field|unknown variant|invalid type|invalid value|invalid length)"
+    r" `?"
+)
+
+
 def _unknown_column(message: str) -> str | None:
     found = _FIELD_NOT_FOUND.search(message)
     if found is None:
@@ -171,6 +178,10 @@ def translate(exc: BaseException) -> errors.LanceNamespaceError:
     data = _data_failure(exc, message)
     if data is not None:
         return data
+    if type(exc) is Exception and _SERDE_REQUEST.match(message):
+        # pylance could not read the request into its Rust model (a nested object
+        # without a field its type requires, an unknown variant): the request is wrong
+        return errors.InvalidInputError(f"the request does not fit the protocol: {message}")
     if "JSON number out of range" in message:  # a number serde_json cannot hold
         return errors.InvalidInputError(f"a number of the request is out of range: {message}")
     if isinstance(exc, OverflowError):  # a number pylance cannot hold (k=10**20, ...)

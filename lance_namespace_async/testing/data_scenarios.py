@@ -184,6 +184,7 @@ async def merge_insert_matches_every_key_column_and_inserts_only_when_asked(kit:
     await kit.ns.merge_insert_into_table(
         {"id": table, "on": key, "when_matched_update_all": True}, source
     )
+    assert isinstance(created.location, str)
     assert await kit.count_rows(created.location) == 3
     await kit.ns.merge_insert_into_table(
         {"id": table, "on": key, "when_not_matched_insert_all": True}, source
