@@ -44,6 +44,7 @@ from ..models import (
 from ._branches import refuse_branch
 from ._core import DirectoryCore, drop_nones, str_map
 from ._manifest import manifest_id
+from ._manifest_snapshot import Snapshot
 from ._placement import (
     PLACEHOLDER,
     absolute,
@@ -73,14 +74,32 @@ class TableOperations(DirectoryCore):
         if properties:
             declare["properties"] = properties
         async with self._guard.filling(table[:-1]):
-            await self._require_namespace(table[:-1])
-            await refuse_namespace_named_like(self, table)
+            before = await self._declare_checks(table)
             result = await self._create_once("declare_table", declare, table)
+            if before is not None and self._snapshots is not None:
+                plain = len(declare) == 1  # no location, no properties: a plain row
+                location = str(result.get("location", "")) if plain else None
+                await self._run(self._snapshots.table_added, before, manifest_id(table), location)
         result["location"] = canonical(str(result.get("location", "")))
         storage = self.tables.storage_options
         if storage and not result.get("storage_options"):
             result["storage_options"] = storage
         return DeclareTableResponse.from_dict(drop_nones(result))
+
+    async def _declare_checks(self, table: Identifier) -> Snapshot | None:
+        """The parent namespace exists and no namespace has the table's name (the
+        specification's rules): from the manifest copy when it is current (then
+        returned, for :meth:`ManifestSnapshots.table_added`), else by asking pylance."""
+        snapshot = await self._snapshot() if len(table) > 1 else None
+        if (
+            snapshot is not None
+            and manifest_id(table[:-1]) in snapshot.namespaces
+            and manifest_id(table) not in snapshot.namespaces
+        ):
+            return snapshot
+        await self._require_namespace(table[:-1])
+        await refuse_namespace_named_like(self, table)
+        return None
 
     async def _register_table(self, request: RegisterTableRequest) -> RegisterTableResponse:
         body = request.to_dict()
