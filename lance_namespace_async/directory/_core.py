@@ -58,6 +58,9 @@ class DirectoryCore(AsyncLanceNamespace):
 
     config: DirectoryConfig
     stores_tables = True
+    #: no blocking call of this backend calls back into its event loop, so a storage
+    #: worker (one operation at a time) may run them on the loop thread
+    blocking_calls_may_run_inline = True
 
     def __init__(self, config: DirectoryConfig) -> None:
         super().__init__(config)
