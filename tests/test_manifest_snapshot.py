@@ -260,22 +260,30 @@ async def test_another_writers_commit_during_our_declare_is_not_hidden(
     ns: DirectoryNamespace,
     writer: DirectoryNamespace,
     root: Path,
-    monkeypatch: pytest.MonkeyPatch,
     settled_at_once: None,
 ) -> None:
     """Another writer commits between our checks and our commit: the copy is not carried
-    (two versions came after it), and both tables show."""
+    (two versions came after it), and both tables show.
+
+    The other writer is pylance's own DirectoryNamespace on the same root (another
+    process would be the same), committing just before our pylance declare does."""
+    from lance.lance import PyDirectoryNamespace  # type: ignore[attr-defined]
+
     await build_catalog(ns, root)
     assert await ns._snapshot() is not None
-    create_once = ns._create_once
+    ours = await ns._rust()
+    other = PyDirectoryNamespace(root=str(root), manifest_enabled="true")
 
-    async def other_writer_first(*args: Any) -> Any:
-        await writer.declare_table({"id": ["a", "theirs"]})
-        return await create_once(*args)
+    class OtherWriterFirst:
+        def declare_table(self, body: dict[str, Any]) -> Any:
+            other.declare_table({"id": ["a", "theirs"]})
+            return ours.declare_table(body)
 
-    monkeypatch.setattr(ns, "_create_once", other_writer_first)
-    await ns.declare_table({"id": ["a", "ours"]})
-    monkeypatch.undo()
+    ns._inner = OtherWriterFirst()
+    try:
+        await ns.declare_table({"id": ["a", "ours"]})
+    finally:
+        ns._inner = ours
     kept = ns._snapshots._snapshot if ns._snapshots else None
     assert kept is None or "a$ours" not in kept.table_ids  # not carried over theirs
     tables = (await ns.list_tables({"id": ["a"]})).tables
