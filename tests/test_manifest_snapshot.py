@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import lance
 import pytest
 from conftest import sample_table
@@ -215,3 +216,97 @@ async def test_only_local_roots_without_storage_settings_are_copied(root: Path) 
     async with lna.connect("dir", {"root": "memory://catalog"}) as remote:
         assert isinstance(remote, DirectoryNamespace)
         assert remote._snapshots is None
+
+
+async def test_our_own_declare_carries_the_copy_to_its_version(
+    ns: DirectoryNamespace, root: Path
+) -> None:
+    """Right after our DeclareTable the copy is at the commit's version, with the new row:
+    the next declare's checks (parent namespace, no namespace of that name) and reads
+    need no pylance scan, and answer what pylance answers."""
+    await build_catalog(ns, root)
+    snapshots = ns._snapshots
+    assert snapshots is not None
+    # a manifest that just changed: copied at its exact version once RECHECK_NS passed
+    await anyio.sleep(_manifest_snapshot.RECHECK_NS / 1e9 + 0.05)
+    assert await ns._snapshot() is not None  # a copy to carry
+    declared = await ns.declare_table({"id": ["a", "fresh"]})
+    carried = snapshots._snapshot
+    assert carried is not None
+    assert carried.version == lance.dataset(str(root / "__manifest")).version
+    assert "a$fresh" in carried.table_ids
+    assert "fresh" in carried.children["a"]
+    assert carried.children["a"] == sorted(carried.children["a"])
+    assert snapshots.described(("a", "fresh"), carried.tables["a$fresh"])["location"] == (
+        declared.location
+    )
+    assert await ns._snapshot() is carried  # proven current by the latest version
+    async with lna.connect("dir", {"root": str(root)}) as plain:
+        assert isinstance(plain, DirectoryNamespace)
+        plain._snapshots = None
+        assert await answers(plain) == await answers(ns)
+        assert (await plain.list_tables({"id": ["a"]})).to_dict() == (
+            await ns.list_tables({"id": ["a"]})
+        ).to_dict()
+    # the checks still hold from the carried copy
+    await ns.create_namespace({"id": ["a", "sub"]})
+    with pytest.raises(errors.TableAlreadyExistsError, match=r"namespace 'a\.sub'"):
+        await ns.declare_table({"id": ["a", "sub"]})
+    with pytest.raises(errors.NamespaceNotFoundError):
+        await ns.declare_table({"id": ["a", "nowhere", "t"]})
+
+
+async def test_another_writers_commit_during_our_declare_is_not_hidden(
+    ns: DirectoryNamespace,
+    writer: DirectoryNamespace,
+    root: Path,
+    settled_at_once: None,
+) -> None:
+    """Another writer commits between our checks and our commit: the copy is not carried
+    (two versions came after it), and both tables show.
+
+    The other writer is pylance's own DirectoryNamespace on the same root (another
+    process would be the same), committing just before our pylance declare does."""
+    from lance.lance import PyDirectoryNamespace  # type: ignore[attr-defined]
+
+    await build_catalog(ns, root)
+    assert await ns._snapshot() is not None
+    ours = await ns._rust()
+    other = PyDirectoryNamespace(root=str(root), manifest_enabled="true")
+
+    class OtherWriterFirst:
+        def declare_table(self, body: dict[str, Any]) -> Any:
+            other.declare_table({"id": ["a", "theirs"]})
+            return ours.declare_table(body)
+
+    ns._inner = OtherWriterFirst()
+    try:
+        await ns.declare_table({"id": ["a", "ours"]})
+    finally:
+        ns._inner = ours
+    kept = ns._snapshots._snapshot if ns._snapshots else None
+    assert kept is None or "a$ours" not in kept.table_ids  # not carried over theirs
+    tables = (await ns.list_tables({"id": ["a"]})).tables
+    assert {"ours", "theirs"} <= set(tables)
+    assert (await ns.describe_table({"id": ["a", "theirs"]})).location == (
+        await writer.describe_table({"id": ["a", "theirs"]})
+    ).location
+    assert (await ns.table_exists({"id": ["a", "theirs"]})) is not None
+
+
+async def test_another_writers_namespace_blocks_our_declare(
+    ns: DirectoryNamespace, writer: DirectoryNamespace, root: Path, settled_at_once: None
+) -> None:
+    """A namespace another writer created right after our last write: our declare of a
+    table with its name is refused (the copy is not stale)."""
+    await build_catalog(ns, root)
+    await ns.declare_table({"id": ["a", "one"]})
+    carried = ns._snapshots._snapshot if ns._snapshots else None
+    assert carried is not None
+    assert "a$one" in carried.table_ids  # the copy was carried
+    await writer.create_namespace({"id": ["a", "clash"]})
+    with pytest.raises(errors.TableAlreadyExistsError):
+        await ns.declare_table({"id": ["a", "clash"]})
+    await writer.drop_namespace({"id": ["empty"]})
+    with pytest.raises(errors.NamespaceNotFoundError):
+        await ns.declare_table({"id": ["empty", "t"]})

@@ -189,6 +189,9 @@ class LanceTables:
         ``table_option_keys``: the storage options a table's own properties may set
         (None: any), see :meth:`options_for`."""
         self.limiter = anyio.CapacityLimiter(threads)
+        #: run blocking calls on the calling thread (set by a storage worker process,
+        #: which runs one operation at a time: a thread hop there only adds latency)
+        self.inline = False
         self.table_option_keys = table_option_keys
         self.storage_options = dict(storage_options or {}) or None
         self.storage_root = _place_or_none(storage_root)
@@ -263,6 +266,8 @@ class LanceTables:
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a blocking call on a bounded worker thread, with typed errors."""
         try:
+            if self.inline:
+                return fn(*args)
             return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
         except errors.LanceNamespaceError:
             raise

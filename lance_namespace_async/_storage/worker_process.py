@@ -86,7 +86,24 @@ async def _forever() -> None:
 async def _connect(impl: str, properties: dict[str, str]) -> AsyncLanceNamespace:
     from .._core.registry import connect
 
-    return connect(impl, properties)  # on the loop its locks and clients will use
+    namespace = connect(impl, properties)  # on the loop its locks and clients will use
+    _run_blocking_calls_inline(namespace)
+    return namespace
+
+
+def _run_blocking_calls_inline(namespace: AsyncLanceNamespace) -> None:
+    """A worker runs one operation at a time, so its backend's blocking storage calls
+    run on the worker's loop thread rather than hop to a thread pool and back (two
+    thread switches per call, on a process running at low priority)."""
+    from .tables import LanceTables
+
+    tables = getattr(namespace, "tables", None)
+    # only backends whose blocking calls never call back into their own loop (iceberg's
+    # managed tables do: pylance commits through the backend, on the loop)
+    if getattr(namespace, "blocking_calls_may_run_inline", False) and isinstance(
+        tables, LanceTables
+    ):
+        tables.inline = True
 
 
 def _limit_address_space(memory_bytes: int) -> None:

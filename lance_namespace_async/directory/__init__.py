@@ -10,6 +10,7 @@ A package, so that each part reads on its own:
 
 * ``_properties``: the configuration properties (:class:`DirectoryConfig`) and the root;
 * ``_manifest``: the ``__manifest`` table, for what pylance has no call for;
+* ``_open_datasets``: tables' datasets kept open between reads while their manifest holds;
 * ``_manifest_snapshot``: reads answered from a copy of the manifest while it holds;
 * ``_placement``: where tables are and how their locations are stored;
 * ``_core``: the pylance handle, id and parent checks, and DropTable's deletion;

@@ -14,7 +14,7 @@ import contextvars
 import logging
 import os
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -58,6 +58,9 @@ class DirectoryCore(AsyncLanceNamespace):
 
     config: DirectoryConfig
     stores_tables = True
+    #: no blocking call of this backend calls back into its event loop, so a storage
+    #: worker (one operation at a time) may run them on the loop thread
+    blocking_calls_may_run_inline = True
 
     def __init__(self, config: DirectoryConfig) -> None:
         super().__init__(config)
@@ -241,20 +244,25 @@ class DirectoryCore(AsyncLanceNamespace):
         try:
             return await self._call(method, body)
         except errors.ConcurrentModificationError:
-            exists = "namespace_exists" if method == "create_namespace" else "table_exists"
-            try:
-                await self._call(exists, {"id": list(object_id)})
-            except errors.NotFoundError:
-                raise errors.ConcurrentModificationError(
-                    f"{'.'.join(object_id)!r}: a concurrent change interfered; try again"
-                ) from None
-            kind = "namespace" if method == "create_namespace" else "table"
-            already = (
-                errors.NamespaceAlreadyExistsError
-                if kind == "namespace"
-                else errors.TableAlreadyExistsError
-            )
-            raise already(f"{kind} {'.'.join(object_id)!r} already exists") from None
+            await self._lost_create_race(method, object_id)
+
+    async def _lost_create_race(self, method: str, object_id: Identifier) -> NoReturn:
+        """After pylance's create ``method`` of ``object_id`` lost a commit race:
+        AlreadyExists when the object now exists, else ConcurrentModification."""
+        exists = "namespace_exists" if method == "create_namespace" else "table_exists"
+        try:
+            await self._call(exists, {"id": list(object_id)})
+        except errors.NotFoundError:
+            raise errors.ConcurrentModificationError(
+                f"{'.'.join(object_id)!r}: a concurrent change interfered; try again"
+            ) from None
+        kind = "namespace" if method == "create_namespace" else "table"
+        already = (
+            errors.NamespaceAlreadyExistsError
+            if kind == "namespace"
+            else errors.TableAlreadyExistsError
+        )
+        raise already(f"{kind} {'.'.join(object_id)!r} already exists") from None
 
     # -- ids and parents -------------------------------------------------------------
 

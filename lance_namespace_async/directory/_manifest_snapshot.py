@@ -35,6 +35,7 @@ so error texts and edge cases stay pylance's.
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import threading
@@ -44,6 +45,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ._manifest import MANIFEST_DIR
+from ._open_datasets import OpenDatasets
 
 __all__ = ["ManifestSnapshots", "Snapshot"]
 
@@ -73,7 +75,8 @@ class Snapshot:
     """The manifest's rows at one state of ``_versions``."""
 
     state: _State
-    #: the manifest version the rows were read at (None: the latest at a settled state)
+    #: the manifest version the rows were read at (None: the latest at a settled state
+    #: whose version ``_versions`` did not show)
     version: int | None
     #: whether ``state`` proves the copy current (it was settled when taken): else the
     #: latest version in ``_versions`` must still be ``version``
@@ -152,6 +155,8 @@ class ManifestSnapshots:
         self.confirmed = False
         self._unsettled_until = 0  # time.monotonic_ns() before which not to look again
         self._refreshed_at = 0  # time.monotonic_ns() of the last copy of a changing manifest
+        #: the tables' datasets kept open for the direct reads (``_reads``)
+        self.datasets = OpenDatasets()
 
     def worth_checking(self) -> bool:
         """False for a while after the manifest was found changing (no file system access)."""
@@ -168,15 +173,12 @@ class ManifestSnapshots:
         if _settled(state):
             # a copy at an exact version, still the latest now that the directory is still:
             # from now on its state proves it current
-            if (
-                snapshot is not None
-                and snapshot.version is not None
-                and _latest_version(self._versions) == snapshot.version
-            ):
+            latest = _latest_version(self._versions)
+            if snapshot is not None and snapshot.version is not None and latest == snapshot.version:
                 snapshot = replace(snapshot, state=state, settled=True)
                 self._snapshot = snapshot
                 return snapshot
-            return self._refresh(state)
+            return self._refresh(state, latest, settled=True)
         # changed a moment ago: the stat cannot see a commit within the same clock tick,
         # the version numbers can
         latest = _latest_version(self._versions)
@@ -192,15 +194,22 @@ class ManifestSnapshots:
         self._refreshed_at = now
         return self._refresh(state, latest)
 
-    def _refresh(self, state: _State, version: int | None = None) -> Snapshot | None:
-        """Copy the rows: of the latest version at a settled ``state``, or of ``version``."""
+    def _refresh(
+        self, state: _State, version: int | None = None, *, settled: bool = False
+    ) -> Snapshot | None:
+        """Copy the rows of ``version`` (the latest for None); ``settled``: ``state`` was
+        settled, and proves the copy current while it stays the same.
+
+        A settled copy records its version too (the latest ``_versions`` named, read at
+        exactly that version), so our own commits can carry it forward
+        (:meth:`table_added`)."""
         if not self._refreshing.acquire(blocking=False):
             return None  # another thread is reading it: this call asks pylance
         try:
             rows = self._read_rows(version)
-            if rows is None or (version is None and _state(self._versions) != state):
+            if rows is None or (settled and _state(self._versions) != state):
                 return None
-            snapshot = self._build(state, rows, version)
+            snapshot = self._build(state, rows, version, settled)
             self._snapshot = snapshot
             return snapshot
         except Exception:  # an unreadable manifest (or version) is pylance's to report
@@ -209,7 +218,11 @@ class ManifestSnapshots:
             self._refreshing.release()
 
     def _build(
-        self, state: _State, rows: list[dict[str, Any]], version: int | None = None
+        self,
+        state: _State,
+        rows: list[dict[str, Any]],
+        version: int | None = None,
+        settled: bool = False,
     ) -> Snapshot:
         tables: dict[str, str] = {}
         namespaces: set[str] = set()
@@ -241,12 +254,58 @@ class ManifestSnapshots:
         return Snapshot(
             state,
             version,
-            version is None,
+            settled or version is None,
             tables,
             table_ids,
             frozenset(namespaces),
             children,
         )
+
+    def table_added(self, before: Snapshot, object_id: str, location: str | None) -> None:
+        """Carry the copy over our own commit that added the table row ``object_id``
+        (stored at ``location``, pylance's answer, when the row is a plain one; None
+        when the copy must leave that row to pylance), rather than read the manifest
+        again on the next call (worker thread).
+
+        Only when ``before`` (proven current just before the commit started) was taken
+        at a known version V, and ``_versions`` now names V + 1 as the latest: our
+        commit came after V, so with V + 1 the only version after it, V + 1 is ours and
+        holds V's rows plus ours. A commit of any other writer in between makes the
+        latest version higher, and the copy is then read again as before. The carried
+        copy is checked like any copy of a changing manifest: by the latest version,
+        on every use.
+        """
+        version = before.version
+        if version is None or object_id in before.table_ids:
+            return
+        if _latest_version(self._versions) != version + 1:
+            return
+        state = _state(self._versions)
+        if state is None:
+            return
+        delimiter = self._delimiter
+        parent, _, name = object_id.rpartition(delimiter)
+        names = list(before.children.get(parent, ()))
+        bisect.insort(names, name)
+        tables = before.tables
+        stored = None
+        if location is not None and location.startswith(self._prefix):
+            stored = location[len(self._prefix) :]
+        if stored is not None and _PLAIN_LOCATION.fullmatch(stored):
+            tables = {**tables, object_id: stored}
+        with self._refreshing:
+            current = self._snapshot
+            if current is not None and (current.version or 0) > version:
+                return  # a copy of a later version is already here
+            self._snapshot = Snapshot(
+                state,
+                version + 1,
+                False,
+                tables,
+                before.table_ids | {object_id},
+                before.namespaces,
+                {**before.children, parent: names},
+            )
 
     def described(self, table: tuple[str, ...], stored: str) -> dict[str, Any]:
         """pylance's DescribeTable answer (without options) for a table stored at ``stored``."""

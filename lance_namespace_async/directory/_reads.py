@@ -44,12 +44,10 @@ def read_directly(
     """``read`` of the table's dataset at ``version`` (worker thread), or None when pylance
     must answer: no location the manifest copy proves, or any failure (a read changes
     nothing, so asking pylance as well is safe, and it reports the error in its words)."""
-    import lance
-
     location = located(snapshots, table, confine)
     if location is None:
         return None
     try:
-        return read(lance.dataset(location, version=version, session=session))
+        return read(snapshots.datasets.open(location, version, session))
     except Exception:  # pylance's operation reports it, in its words
         return None
