@@ -50,7 +50,8 @@ def tests(session: nox.Session) -> None:
     # never eats a test's timeout; without Java/Maven those tests skip (fail with CI=true)
     in_ci = os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
     session.run(_python(session), "tests/jvm.py", "resolve", success_codes=[0] if in_ci else [0, 1])
-    session.run(_python(session), "-m", "pytest", *session.posargs)
+    # the slowest tests in the log: where the suite's 30 minutes go
+    session.run(_python(session), "-m", "pytest", "--durations=25", *session.posargs)
 
 
 @nox.session(python=PYTHON)
