@@ -31,12 +31,12 @@ from typing import Any
 
 import lancedb
 import pytest
-from glue_fixtures import FAKE_AWS_ENV, REGION, moto_glue, s3_client
+from glue_fixtures import REGION, moto_glue, s3_client
 from hive_metastore import Metastore
 from iceberg_real_server import ReferenceIcebergServer, unique_name
-from lance.namespace import RestAdapter
 from lancedb_scenario import QUERIES, observe
 from serve_process import lance_ns_serve
+from test_kit import aws_environment, pylance_adapter
 from unity_real import unity_under_test
 
 from lance_namespace_async import SyncLanceNamespace
@@ -65,29 +65,6 @@ class Target:
 
 def ours(backend: str) -> str:
     return f"lance_namespace_async.impls.{backend}Namespace"
-
-
-@contextlib.contextmanager
-def pylance_adapter(root: Path) -> Iterator[str]:
-    """pylance's own Rust RestAdapter over its DirectoryNamespace."""
-    adapter = RestAdapter("dir", {"root": str(root)}, host="127.0.0.1", port=0)
-    adapter.start()
-    try:
-        yield f"http://127.0.0.1:{adapter.port}"
-    finally:
-        adapter.stop()
-
-
-@contextlib.contextmanager
-def aws_environment() -> Iterator[None]:
-    """Fake credentials, no config files, never AWS (as in test_glue.py)."""
-    with pytest.MonkeyPatch.context() as patch:
-        for key, value in FAKE_AWS_ENV.items():
-            if value is None:
-                patch.delenv(key, raising=False)
-            else:
-                patch.setenv(key, value)
-        yield
 
 
 @contextlib.contextmanager

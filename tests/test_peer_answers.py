@@ -40,7 +40,8 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
-from lance.namespace import RestAdapter, RestNamespace
+from fault_proxy import pylance_adapter
+from lance.namespace import RestNamespace
 
 import lance_namespace_async as lna
 from lance_namespace_async import impls, models
@@ -196,24 +197,13 @@ def _scenario(root: Path, open_namespace: Opener, shape: str) -> list[Answer]:
 
 
 @contextlib.contextmanager
-def _adapter(root: str) -> Iterator[str]:
-    """pylance's own Rust RestAdapter serving its DirectoryNamespace over ``root``."""
-    adapter = RestAdapter("dir", {"root": root}, host="127.0.0.1", port=0)
-    adapter.start()
-    try:
-        yield f"http://127.0.0.1:{adapter.port}"
-    finally:
-        adapter.stop()
-
-
-@contextlib.contextmanager
 def _pylance_dir(root: str) -> Iterator[Any]:
     yield lance.namespace.DirectoryNamespace(root=root)
 
 
 @contextlib.contextmanager
 def _pylance_rest(root: str) -> Iterator[Any]:
-    with _adapter(root) as uri:
+    with pylance_adapter(root) as uri:
         yield RestNamespace(uri=uri)
 
 
@@ -225,7 +215,7 @@ def _closing(namespace: Any) -> Iterator[Any]:
 
 @contextlib.contextmanager
 def _our_rest(root: str) -> Iterator[Any]:
-    with _adapter(root) as uri, _closing(impls.RestNamespace(uri=uri)) as namespace:
+    with pylance_adapter(root) as uri, _closing(impls.RestNamespace(uri=uri)) as namespace:
         yield namespace
 
 
