@@ -44,7 +44,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from glue_fixtures import FAKE_AWS_ENV, moto_glue
+from glue_fixtures import FAKE_AWS_ENV, moto_glue, reset_moto
 from hive_metastore import Metastore
 from iceberg_rest_server import iceberg_catalog
 from serve_process import lance_ns_serve
@@ -219,7 +219,10 @@ class Places:
         if server == "unity":
             return enter(unity_catalog()).uri
         if server == "glue":
-            return enter(moto_glue())
+            endpoint = enter(moto_glue())
+            # moto's resources live in this process, beyond this server: leave none behind
+            self._stack.callback(reset_moto, endpoint)
+            return endpoint
         assert server == "hive", server
         return self._hive()
 

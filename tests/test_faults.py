@@ -45,7 +45,7 @@ import botocore.retries.standard
 import pytest
 from conftest import SECRET_CANARY
 from fault_proxy import AdapterServer, Fault, FaultProxy, Seen, fault_proxy, pylance_adapter
-from glue_fixtures import REGION, glue_client, moto_glue, use_fake_aws_env
+from glue_fixtures import REGION, glue_client, moto_glue, reset_moto, use_fake_aws_env
 from iceberg_rest_server import IcebergCatalogServer, iceberg_catalog
 from unity_server import UnityServer, unity_catalog
 
@@ -225,6 +225,9 @@ def unity_backend(unity_server: UnityServer, module_dir: Path) -> Iterator[Backe
 @pytest.fixture(scope="module")
 def glue_server() -> Iterator[str]:
     with moto_glue() as endpoint:
+        # moto keeps its resources per process, not per server: the crawls below count
+        # every table of the catalog, so nothing an earlier module left may be there
+        reset_moto(endpoint)
         yield endpoint
 
 
