@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .. import errors
 from .._core.paging import PageTrail, token_of
+from .._storage.indexes import VECTOR_INDEX_ARGUMENTS
 from .common import _add_connection_options, _add_output_options, _id, _lower, _positive_int
 from .output import _cell, _console, _Output, _response_dict
 
@@ -599,18 +600,9 @@ async def _tag(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Output) 
         out.result(f"deleted tag {args.tag} of {shown}", _response_dict(response))
 
 
-#: the ``index create`` options, each a CreateTableIndex field of the same name
-INDEX_OPTIONS = (
-    "distance_type",
-    "num_partitions",
-    "num_sub_vectors",
-    "num_bits",
-    "max_iterations",
-    "sample_rate",
-    "target_partition_size",
-    "m",
-    "ef_construction",
-)
+#: the ``index create`` options, each a CreateTableIndex field of the same name (the
+#: build parameters are the ones every backend hands to pylance's index builder)
+INDEX_OPTIONS = ("distance_type", *VECTOR_INDEX_ARGUMENTS)
 
 
 async def _index(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Output) -> None:

@@ -210,15 +210,9 @@ class BackendConfig:
     def _refuse_unknown_keys(cls, properties: Mapping[str, str]) -> None:
         """An unknown key is refused before a missing required one is: ``roott=`` is a
         typo of ``root``, and saying so (with the close match) is the useful answer."""
-        exact, prefixes = set(cls.ignored_keys), []
-        for field in attrs.fields(cls):
-            spec: _Prop | None = field.metadata.get(_PROP)
-            if spec is None:
-                continue
-            if spec.prefix is not None:
-                prefixes.append(spec.prefix)
-            else:
-                exact.add(spec.key or field.name)
+        known = cls.known_keys()
+        exact = {key for key in known if not key.endswith("*")} | set(cls.ignored_keys)
+        prefixes = [key.removesuffix("*") for key in known if key.endswith("*")]
         unknown = sorted(
             key
             for key in properties
@@ -227,7 +221,6 @@ class BackendConfig:
         )
         if not unknown:
             return
-        known = cls.known_keys()
         hint = close_match(unknown[0], [*sorted(exact), *(f"{p}*" for p in prefixes)])
         raise InvalidInputError(
             f"unknown configuration key {unknown[0]!r} for {cls.__name__}"

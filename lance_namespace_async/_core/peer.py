@@ -9,6 +9,7 @@ facade (pylance's ``namespace_client``) and the iceberg backend's managed tables
 from __future__ import annotations
 
 import enum
+import functools
 import threading
 from typing import Any
 
@@ -126,6 +127,7 @@ def _caller(operation: Operation, request: Any) -> Caller:
     return Caller.OURS
 
 
+@functools.cache  # asked on every plain-dict call through the facade
 def _peer_request_fields(operation: Operation) -> frozenset[str]:
     name = _PEER_REQUEST_MODEL.get(operation.method, operation.request_model)
     model = getattr(lance_namespace, name, None)

@@ -167,10 +167,9 @@ class SyncLanceNamespace(SyncOperationMethods, _LanceNamespaceBase):
         ``call_soon_threadsafe`` and a lock released when it is done (benchmarks/
         report.py, section 5).
         """
-        portal = self._get_portal()
+        self._get_portal()
         loop, thread = self._loop, self._thread
-        if loop is None:
-            loop = self._loop = portal.call(asyncio.get_running_loop)
+        assert loop is not None  # _get_portal sets it before it publishes the portal
         if thread is threading.current_thread():
             raise RuntimeError("a SyncLanceNamespace cannot be called from its own event loop")
         done = threading.Lock()

@@ -15,7 +15,7 @@ from typing import Any
 from .. import errors
 from .failures import translate
 
-__all__ = ["SCALAR_INDEX_TYPES", "index_builder"]
+__all__ = ["SCALAR_INDEX_TYPES", "VECTOR_INDEX_ARGUMENTS", "index_builder"]
 
 #: index types built by ``create_scalar_index``; every other type is a vector index
 SCALAR_INDEX_TYPES = frozenset(
@@ -23,7 +23,7 @@ SCALAR_INDEX_TYPES = frozenset(
 )
 #: CreateTableIndex fields handed to pylance's vector index builder (same names there;
 #: ``sample_rate``, ``max_iterations``, ``m`` and ``ef_construction`` through its kwargs)
-_VECTOR_INDEX_ARGUMENTS = (
+VECTOR_INDEX_ARGUMENTS = (
     "num_partitions",
     "num_sub_vectors",
     "num_bits",
@@ -76,7 +76,7 @@ def index_builder(dataset: Any, body: Mapping[str, Any], what: str) -> Callable[
                 dataset.create_scalar_index(column, kind, name=name, **text)
 
         return build_scalar
-    arguments = {k: body[k] for k in _VECTOR_INDEX_ARGUMENTS if body.get(k) is not None}
+    arguments = {k: body[k] for k in VECTOR_INDEX_ARGUMENTS if body.get(k) is not None}
     if body.get("distance_type"):
         arguments["metric"] = str(body["distance_type"]).lower()
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._core.request_rules import PROBE_FIELDS
 from ._reads import Confine, read_directly
 
 if TYPE_CHECKING:
@@ -175,7 +176,7 @@ def _nearest(body: dict[str, Any], single: list[Any], k: int) -> dict[str, Any] 
         if metric is None:
             return None
         nearest["metric"] = metric
-    for name in ("nprobes", "minimum_nprobes", "maximum_nprobes", "ef", "refine_factor"):
+    for name in ("nprobes", *PROBE_FIELDS, "ef", "refine_factor"):
         value = body.get(name)
         if value is not None:
             if not _int(value, 1):

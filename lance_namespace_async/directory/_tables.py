@@ -44,7 +44,6 @@ from ..models import (
 from ._branches import refuse_branch
 from ._core import DirectoryCore, drop_nones, str_map
 from ._manifest import manifest_id
-from ._manifest_snapshot import Snapshot
 from ._placement import (
     PLACEHOLDER,
     absolute,
@@ -75,15 +74,10 @@ class TableOperations(DirectoryCore):
             declare["properties"] = properties
         async with self._guard.filling(table[:-1]):
             result = await self._declare_from_copy(table, declare)
-            if result is None:
-                before = await self._declare_checks(table)
+            if result is None:  # the specification's checks, asked of pylance
+                await self._require_namespace(table[:-1])
+                await refuse_namespace_named_like(self, table)
                 result = await self._create_once("declare_table", declare, table)
-                if before is not None and self._snapshots is not None:
-                    plain = len(declare) == 1  # no location, no properties: a plain row
-                    location = str(result.get("location", "")) if plain else None
-                    await self._run(
-                        self._snapshots.table_added, before, manifest_id(table), location
-                    )
         result["location"] = canonical(str(result.get("location", "")))
         storage = self.tables.storage_options
         if storage and not result.get("storage_options"):
@@ -94,9 +88,11 @@ class TableOperations(DirectoryCore):
         self, table: Identifier, declare: dict[str, Any]
     ) -> dict[str, Any] | None:
         """DeclareTable in one worker-thread step when the manifest copy is current: the
-        checks of :meth:`_declare_checks` answered from it, pylance's declare, and the
-        copy carried over the commit. None: the copy cannot decide (no copy, or a check
-        fails: the slow path reports it in its words); nothing was declared then."""
+        specification's checks (the parent namespace exists, no namespace has the
+        table's name) answered from it, pylance's declare, and the copy carried over the
+        commit (:meth:`ManifestSnapshots.table_added`). None: the copy cannot decide (no
+        copy, or a check fails: the slow path reports it in its words); nothing was
+        declared then."""
         snapshots = self._snapshots
         if snapshots is None or len(table) < 2 or not snapshots.worth_checking():
             return None
@@ -120,21 +116,6 @@ class TableOperations(DirectoryCore):
                 return await self._run(declare_if_checked)
         except errors.ConcurrentModificationError:
             await self._lost_create_race("declare_table", table)
-
-    async def _declare_checks(self, table: Identifier) -> Snapshot | None:
-        """The parent namespace exists and no namespace has the table's name (the
-        specification's rules): from the manifest copy when it is current (then
-        returned, for :meth:`ManifestSnapshots.table_added`), else by asking pylance."""
-        snapshot = await self._snapshot() if len(table) > 1 else None
-        if (
-            snapshot is not None
-            and manifest_id(table[:-1]) in snapshot.namespaces
-            and manifest_id(table) not in snapshot.namespaces
-        ):
-            return snapshot
-        await self._require_namespace(table[:-1])
-        await refuse_namespace_named_like(self, table)
-        return None
 
     async def _register_table(self, request: RegisterTableRequest) -> RegisterTableResponse:
         body = request.to_dict()

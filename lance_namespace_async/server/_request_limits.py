@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .. import errors
+from .._core.request_rules import PROBE_FIELDS
 
 __all__ = ["DEFAULT_MAX_ANSWER_BYTES", "INDEX_PARAMETER_MAXIMA", "RequestLimits"]
 
@@ -193,7 +194,7 @@ class RequestLimits:
     def _check_query(self, query: Mapping[str, Any], prefix: str) -> None:
         self._at_most(f"{prefix}k", query.get("k"), self.max_k, "max_k")
         self._at_most(f"{prefix}offset", query.get("offset"), self.max_offset, "max_offset")
-        for probes in ("nprobes", "minimum_nprobes", "maximum_nprobes"):
+        for probes in ("nprobes", *PROBE_FIELDS):
             self._at_most(f"{prefix}{probes}", query.get(probes), self.max_nprobes, "max_nprobes")
         self._at_most(
             f"{prefix}refine_factor",
