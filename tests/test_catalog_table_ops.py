@@ -28,7 +28,7 @@ import pyarrow as pa
 import pytest
 from hive_metastore import Metastore
 from iceberg_rest_server import iceberg_catalog
-from test_kit import running
+from test_kit import running_param
 from unity_server import unity_catalog
 
 import lance_namespace_async as lna
@@ -45,10 +45,7 @@ def settings(
     tmp_path_factory: pytest.TempPathFactory,
     hive_metastores: Callable[[str], Metastore],
 ) -> Iterator[KitSettings]:
-    name = str(request.param)
-    iceberg = request.getfixturevalue("iceberg_reference") if name == "iceberg" else None
-    place = tmp_path_factory.mktemp(f"ops-{name}")
-    with running(name, place, hive_metastores, iceberg) as found:
+    with running_param(request, tmp_path_factory, hive_metastores, "ops") as found:
         yield found
 
 

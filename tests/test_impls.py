@@ -26,7 +26,7 @@ import pyarrow as pa
 import pytest
 from hive_metastore import Metastore
 from iceberg_real_server import unique_name
-from test_kit import running
+from test_kit import running_param
 
 from lance_namespace_async import impls
 from lance_namespace_async.testing import KitSettings
@@ -49,9 +49,7 @@ def settings(
     tmp_path_factory: pytest.TempPathFactory,
     hive_metastores: Callable[[str], Metastore],
 ) -> Iterator[KitSettings]:
-    name = str(request.param)
-    iceberg = request.getfixturevalue("iceberg_reference") if name == "iceberg" else None
-    with running(name, tmp_path_factory.mktemp(f"impls-{name}"), hive_metastores, iceberg) as kit:
+    with running_param(request, tmp_path_factory, hive_metastores, "impls") as kit:
         yield kit
 
 

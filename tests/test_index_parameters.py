@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from hive_metastore import Metastore
-from test_kit import running
+from test_kit import running_param
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
@@ -41,8 +41,7 @@ def settings(
     tmp_path_factory: pytest.TempPathFactory,
     hive_metastores: Callable[[str], Metastore],
 ) -> Iterator[KitSettings]:
-    name = str(request.param)
-    with running(name, tmp_path_factory.mktemp(f"index-{name}"), hive_metastores) as found:
+    with running_param(request, tmp_path_factory, hive_metastores, "index") as found:
         yield found
 
 

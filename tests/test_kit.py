@@ -217,6 +217,23 @@ def aws_environment() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def running_param(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    hive_metastores: Callable[[str], Metastore],
+    prefix: str,
+) -> Iterator[KitSettings]:
+    """:func:`running` for a fixture parametrized by server name (``request.param``), in a
+    fresh ``<prefix>-<name>`` folder, with the session's Iceberg reference server when the
+    name is ``iceberg`` (started only then)."""
+    name = str(request.param)
+    iceberg = request.getfixturevalue("iceberg_reference") if name == "iceberg" else None
+    place = tmp_path_factory.mktemp(f"{prefix}-{name}")
+    with running(name, place, hive_metastores, iceberg) as settings:
+        yield settings
+
+
+@contextlib.contextmanager
 def running(
     name: str,
     tmp: Path,
@@ -281,13 +298,11 @@ def backend(
     tmp_path_factory: pytest.TempPathFactory,
     hive_metastores: Callable[[str], Metastore],
 ) -> Iterator[Backend]:
-    name = str(request.param)
-    iceberg = request.getfixturevalue("iceberg_reference") if name == "iceberg" else None
     with (
-        running(name, tmp_path_factory.mktemp(f"kit-{name}"), hive_metastores, iceberg) as settings,
+        running_param(request, tmp_path_factory, hive_metastores, "kit") as settings,
         KitRunner(settings) as runner,
     ):
-        yield Backend(name, settings, runner)
+        yield Backend(str(request.param), settings, runner)
 
 
 # -- the kit over every backend ----------------------------------------------------------------

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pytest
 from hive_metastore import Metastore
 from serve_process import lance_ns_serve
-from test_kit import our_adapter, running
+from test_kit import our_adapter, running_param
 from uvicorn_thread import UvicornThread
 
 import lance_namespace_async as lna
@@ -44,8 +44,7 @@ def settings(
     tmp_path_factory: pytest.TempPathFactory,
     hive_metastores: Callable[[str], Metastore],
 ) -> Iterator[KitSettings]:
-    name = str(request.param)
-    with running(name, tmp_path_factory.mktemp(f"p013-{name}"), hive_metastores) as found:
+    with running_param(request, tmp_path_factory, hive_metastores, "p013") as found:
         yield found
 
 
