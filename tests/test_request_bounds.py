@@ -168,6 +168,12 @@ ATTACKS: list[tuple[str, str, dict[str, Any], tuple[str, str]]] = [
     ),
     ("a huge nprobes", "query", {"k": 1, "nprobes": 2**31 - 1}, ("nprobes", "max_nprobes")),
     (
+        "a huge maximum_nprobes (0.13.0's probe range)",
+        "query",
+        {"k": 1, "vector": {"single_vector": [0.0] * 8}, "maximum_nprobes": 2**31 - 1},
+        ("maximum_nprobes", "max_nprobes"),
+    ),
+    (
         "a plus chain in an explained query",
         "explain_plan",
         {"query": {"filter": PLUS_CHAIN}},
@@ -241,6 +247,24 @@ def test_a_merge_insert_filter_in_the_query_string_is_bounded(served: ServeProce
         assert answer.status_code == 400, answer.text
         assert answer.json()["code"] == 13
         assert "when_matched_update_all_filt" in answer.json()["error"]
+        assert count(http) == ROWS
+
+
+def test_a_merge_on_more_key_columns_than_max_columns_is_refused(served: ServeProcess) -> None:
+    """0.12.0's composite key is a repeated query parameter: 2,000 of them (a URL of
+    ~12 KB) are refused before any work, and the table is unchanged."""
+    with client(served) as http:
+        answer = http.post(
+            "/v1/table/ns$t/merge_insert",
+            params=[("on", f"k{i}") for i in range(2000)]
+            + [("when_not_matched_insert_all", "true")],
+            content=ipc(rows(3, start=1000)),
+            headers={"Content-Type": "application/vnd.apache.arrow.stream"},
+        )
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["code"] == 13
+        assert "max_columns" in answer.json()["error"]
+        assert served.process.poll() is None
         assert count(http) == ROWS
 
 
