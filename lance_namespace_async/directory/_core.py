@@ -13,6 +13,8 @@ import contextlib
 import contextvars
 import logging
 import os
+import secrets
+import shutil
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn, TypeVar
 
@@ -26,8 +28,8 @@ from .._core.namespace_guard import NamespaceGuard
 from .._storage.failures import storage_failure
 from .._storage.places import Claims, Place, canonical, local_path, place_of
 from .._storage.tables import LanceTables
-from ._manifest import MANIFEST_DELIMITER, Manifest, manifest_id
-from ._manifest_snapshot import ManifestSnapshots, Snapshot, read_manifest_rows
+from ._manifest import MANIFEST_DELIMITER, Manifest, ManifestMoved, manifest_id
+from ._manifest_snapshot import PLAIN_LOCATION, ManifestSnapshots, Snapshot, read_manifest_rows
 from ._placement import absolute, is_outside_root, mangled, remove_encoded_twins, root_tables
 from ._properties import DirectoryConfig, absolute_root, context_provider
 
@@ -87,6 +89,16 @@ class DirectoryCore(AsyncLanceNamespace):
         # pylance commits a declare and a Restrict drop as separate manifest writes
         self._guard = NamespaceGuard()
         self._snapshots = self._manifest_snapshots()
+        #: whether table rows of child namespaces are added and deleted here rather than
+        #: by pylance's rewrite of the manifest (``_manifest``): where the copy answers,
+        #: and nothing pylance does on a write differs from a plain row
+        self._own_rows = (
+            self._snapshots is not None
+            and not config.table_version_tracking_enabled
+            and not config.dynamic_context_provider
+            and not config.vend_input_storage_options
+        )
+        self._root_place: Place | None = None
         self._ops_metrics: collections.Counter[str] | None = None
         if config.ops_metrics_enabled:
             self._count_operations()
@@ -386,6 +398,9 @@ class DirectoryCore(AsyncLanceNamespace):
         own = manifest_id(table)
 
         def find(place: Place) -> str | None:
+            known = self._claimed_in_copy(place, own)
+            if known is not None:
+                return known or None
             for object_id, location in self._table_locations():
                 other = place_of(location) if object_id != own else None
                 if other is not None and (place.within(other) or other.within(place)):
@@ -397,6 +412,36 @@ class DirectoryCore(AsyncLanceNamespace):
 
         return claims
 
+    def _claimed_in_copy(self, place: Place, own: str) -> str | None:
+        """:meth:`_claims` answered from the manifest copy's index of places
+        (``TablePlaces``) without a scan (worker thread): the table's words, "" for
+        none, None when the copy cannot tell."""
+        snapshots = self._snapshots
+        if snapshots is None or place.local is None:
+            return None
+        snapshot = snapshots.current(force=True)  # else a scan of every row
+        root_path = local_path(self.root)
+        if snapshot is None or root_path is None:
+            return None
+        if self._root_place is None:
+            self._root_place = place_of(root_path)
+        root = self._root_place
+        if root is None or not place.below(root):
+            return None
+        relative = place.parts[len(root.parts) :]
+        first = relative[0]
+        # a root table is its <root>/<name>.lance directory, whatever the manifest says
+        if (
+            first.endswith(".lance")
+            and first[: -len(".lance")] != own
+            and os.path.isdir(os.path.join(root_path, first))
+        ):
+            return f"table {first[: -len('.lance')]!r}"
+        found = snapshot.places.claimed(snapshot, root_path, relative, own)
+        if found == snapshot.places.UNKNOWN:
+            return None
+        return f"table {found.replace(MANIFEST_DELIMITER, '.')!r}" if found else ""
+
     # -- dropping a table (DropTable, and DropNamespace's Cascade) -------------------
 
     async def _deregister(self, table: Identifier) -> dict[str, Any]:
@@ -405,8 +450,13 @@ class DirectoryCore(AsyncLanceNamespace):
         return result
 
     async def _drop_table_at(self, table: Identifier) -> dict[str, Any]:
-        location = await self._describe_location(table)
+        location = await self._run(self._location_in_copy, table)
+        if location is None:
+            location = await self._describe_location(table)
         reason = await self.tables.deletion_refused(location, claims=self._claims(table))
+        if reason is None and await self._run(self._delete_own_row, table):
+            await self.tables.delete(location)
+            return {"id": list(table), "location": location}
         if reason is not None:
             logger.warning(
                 "DropTable %s keeps the data at %r: %s", ".".join(table), location, reason
@@ -425,6 +475,128 @@ class DirectoryCore(AsyncLanceNamespace):
         result["location"] = location
         result["id"] = list(table)
         return result
+
+    def _location_in_copy(self, table: Identifier) -> str | None:
+        """A child namespace's table's location as DescribeTable says it, from the
+        manifest copy (worker thread); None: ask pylance."""
+        snapshots = self._snapshots
+        if snapshots is None or len(table) < 2:
+            return None
+        snapshot = snapshots.current(force=True)  # else pylance's describe
+        stored = None if snapshot is None else snapshot.tables.get(manifest_id(table))
+        if stored is None:
+            return None
+        return canonical(str(snapshots.described(table, stored)["location"]))
+
+    def _delete_own_row(self, table: Identifier) -> bool:
+        """Delete a child namespace's table row ourselves (``Manifest.delete_table``),
+        where the copy holds it as a plain row (worker thread); False: let pylance."""
+        snapshots = self._snapshots
+        if not self._own_rows or snapshots is None or len(table) < 2:
+            return False
+        snapshot = snapshots.current(force=True)  # else pylance's rewrite
+        object_id = manifest_id(table)
+        if snapshot is None or snapshot.version is None or object_id not in snapshot.tables:
+            return False
+        try:
+            committed = self.manifest.delete_table(object_id, snapshot.version)
+        except ManifestMoved:
+            return False  # pylance's rewrite came first: pylance drops it
+        if committed.version == snapshot.version + 1:
+            snapshots.table_removed(snapshot, object_id)
+        self._compact(snapshots, committed)
+        return True
+
+    def _compact(self, snapshots: ManifestSnapshots, committed: Any) -> None:
+        """Compact the manifest after our commit (``Manifest.compact``), the copy
+        carried over it."""
+        version = int(committed.version)
+        compacted = self.manifest.compact(committed)
+        if compacted is not None:
+            snapshots.rows_unchanged(version, compacted)
+
+    def _append_own_row(
+        self, table: Identifier, stored: str, make: Callable[[str], None] | None = None
+    ) -> bool:
+        """Add a child namespace's table row stored at ``stored`` (relative, plain)
+        ourselves (``Manifest.append_table``), where the copy proves the parent namespace
+        exists and no table or namespace has that id (worker thread). ``make`` first
+        makes what the row will point at (``<root>/<stored>``, which must not exist: the
+        ``.lance-reserved`` marker of a declared table, a created table's data), taken
+        back when the row is not added. False: let pylance (nothing was left written)."""
+        snapshots = self._snapshots
+        root_path = local_path(self.root)
+        if not self._own_rows or snapshots is None or len(table) < 2 or root_path is None:
+            return False
+        object_id, parent = manifest_id(table), manifest_id(table[:-1])
+        if not PLAIN_LOCATION.fullmatch(stored) or not PLAIN_LOCATION.fullmatch(object_id):
+            return False
+
+        def free(snapshot: Snapshot | None) -> bool:
+            return not (
+                snapshot is None
+                or snapshot.version is None
+                or parent not in snapshot.namespaces
+                or object_id in snapshot.namespaces
+                or object_id in snapshot.table_ids
+            )
+
+        # else pylance's rewrite: a copy even of a manifest changing all the time
+        if not free(snapshots.current(force=True)):
+            return False
+        directory = os.path.join(root_path, stored)
+        if make is not None:  # before the lock: a created table's data may take long
+            if os.path.lexists(directory):
+                return False  # taken: pylance decides
+            try:
+                make(directory)
+            except BaseException:
+                shutil.rmtree(directory, ignore_errors=True)
+                raise
+        try:
+            with self.manifest.writing():
+                snapshot = snapshots.current(force=True)
+                if not free(snapshot):
+                    raise ManifestMoved("the id was taken meanwhile: pylance decides")
+                assert snapshot is not None
+                assert snapshot.version is not None
+                committed = self.manifest.append_table(object_id, stored, snapshot.version)
+                if committed.version == snapshot.version + 1:
+                    snapshots.table_added(snapshot, object_id, snapshots.prefix + stored)
+        except ManifestMoved:
+            if make is not None:
+                shutil.rmtree(directory, ignore_errors=True)
+            return False
+        except BaseException:
+            if make is not None:
+                shutil.rmtree(directory, ignore_errors=True)
+            raise
+        self._compact(snapshots, committed)
+        return True
+
+    async def _create_own_table(
+        self, table: Identifier, body: dict[str, Any], data: Any
+    ) -> dict[str, Any] | None:
+        """CreateTable of a child namespace's table, plain (no location, properties or
+        options; mode Create), written here and its row appended (``_append_own_row``),
+        as pylance would lay it out; None: pylance does it."""
+        mode = body.get("mode")
+        if set(body) - {"id", "mode"} or (mode is not None and str(mode).lower() != "create"):
+            return None
+        snapshots = self._snapshots
+        if not self._own_rows or snapshots is None or len(table) < 2:
+            return None
+        stored = f"{secrets.token_hex(4)}_{manifest_id(table)}"  # pylance's form
+        session = self.lance_session()
+
+        def write(directory: str) -> None:
+            import lance
+
+            lance.write_dataset(data.read_all(), directory, mode="create", session=session)
+
+        if not await self._run(lambda: self._append_own_row(table, stored, write)):
+            return None
+        return {"location": snapshots.prefix + stored, "version": 1}
 
     async def _forget(self, table: Identifier, location: str, reason: str) -> None:
         """Drop a table whose data must be kept: deregister it, delete nothing."""

@@ -36,18 +36,19 @@ so error texts and edge cases stay pylance's.
 from __future__ import annotations
 
 import bisect
+import json
 import os
 import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ._manifest import MANIFEST_DIR
 from ._open_datasets import OpenDatasets
 
-__all__ = ["ManifestSnapshots", "Snapshot"]
+__all__ = ["PLAIN_LOCATION", "ManifestSnapshots", "Snapshot", "TablePlaces"]
 
 #: the directory must have been still this long before its rows are trusted
 SETTLED_NS = 1_000_000_000
@@ -63,16 +64,140 @@ MAX_ROWS = 200_000
 #: the manifest's columns the copy reads; a manifest with others is left to pylance
 _COLUMNS = ("object_id", "object_type", "location", "metadata", "base_objects")
 #: relative locations pylance joins to the root verbatim (no encoding, no dot segments)
-_PLAIN_LOCATION = re.compile(
+PLAIN_LOCATION = re.compile(
     r"[A-Za-z0-9_$@+=-][A-Za-z0-9_.$@+=-]*(?:/[A-Za-z0-9_$@+=-][A-Za-z0-9_.$@+=-]*)*"
 )
 
 _State = tuple[int, int, int, int]
+#: the manifest's rows as columns: object ids, object types, locations, and whether each
+#: row has metadata or base objects
+ManifestRows = tuple[list[str], list[str], list[str | None], list[bool]]
+
+
+class TablePlaces:
+    """Which table of a copy is stored at, around or inside a place in the root.
+
+    RegisterTable and DropTable must know whether another table of the catalog holds a
+    place; asked of every row, that is a scan of the manifest and a ``realpath`` per
+    table (a second at 100,000 tables). Here the copy's plain locations are indexed once
+    (by location for the places at or around one; the few nested ones, sorted, for the
+    places inside one), then kept up to date by the commits the copy is carried over.
+
+    The index answers only for what it can prove: every table has a plain location
+    (relative, no dot segments: the place is the root joined with it) and no segment of
+    any location is a symbolic link (one listing of the root when built, an ``lstat``
+    per segment of the few nested locations). Else :meth:`claimed` answers ``UNKNOWN``
+    and the caller asks every row as before.
+    """
+
+    UNKNOWN = "?"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        #: stored location -> the tables stored there (None: not built yet)
+        self._owners: dict[str, list[str]] | None = None
+        #: the stored locations with more than one segment, sorted
+        self._nested: list[str] = []
+        self._links: frozenset[str] = frozenset()
+        self._usable = True
+        self._root = ""
+
+    def claimed(self, snapshot: Snapshot, root: str, relative: tuple[str, ...], own: str) -> str:
+        """The object id of a table other than ``own`` stored at, around or inside
+        ``<root>/<relative>``, "" for none, or ``UNKNOWN`` (worker thread)."""
+        with self._lock:
+            if self._owners is None:
+                self._build(snapshot, root)
+            owners = self._owners
+            if not self._usable or owners is None or not relative:
+                return self.UNKNOWN
+            for depth in range(1, len(relative) + 1):  # a table at or around the place
+                for object_id in owners.get("/".join(relative[:depth]), ()):
+                    if object_id != own:
+                        return object_id
+            inside = "/".join(relative) + "/"  # a table inside the place
+            at = bisect.bisect_left(self._nested, inside)
+            while at < len(self._nested) and self._nested[at].startswith(inside):
+                for object_id in owners.get(self._nested[at], ()):
+                    if object_id != own:
+                        return object_id
+                at += 1
+            return ""
+
+    def _build(self, snapshot: Snapshot, root: str) -> None:
+        self._root = root
+        self._owners = {}
+        if not snapshot.complete:
+            self._usable = False
+            return
+        try:
+            with os.scandir(root) as entries:
+                self._links = frozenset(e.name for e in entries if e.is_symlink())
+        except OSError:
+            self._usable = False
+            return
+        owners: dict[str, list[str]] = {}
+        for object_id, stored in snapshot.tables.items():
+            owners.setdefault(stored, []).append(object_id)
+        nested = sorted(stored for stored in owners if "/" in stored)
+        links = self._links
+        if any(stored in links for stored in owners) or not all(
+            self._plain(root, stored) for stored in nested
+        ):
+            self._usable = False
+        self._owners = owners
+        self._nested = nested
+
+    def _plain(self, root: str, stored: str, *, listed: bool = True) -> bool:
+        """No segment of ``<root>/<stored>`` is a symbolic link (``listed``: the root's
+        entries were listed since the first segment was made)."""
+        segments = stored.split("/")
+        if segments[0] in self._links:
+            return False
+        if not listed and os.path.islink(os.path.join(root, segments[0])):
+            return False
+        path = os.path.join(root, segments[0])
+        for segment in segments[1:]:
+            path = os.path.join(path, segment)
+            if os.path.islink(path):
+                return False
+        return True
+
+    def added(self, object_id: str, stored: str | None) -> None:
+        with self._lock:
+            if self._owners is None:
+                return
+            if stored is None or not self._plain(self._root, stored, listed=False):
+                self._usable = False
+                return
+            if stored not in self._owners and "/" in stored:
+                bisect.insort(self._nested, stored)
+            self._owners.setdefault(stored, []).append(object_id)
+
+    def removed(self, object_id: str, stored: str | None) -> None:
+        with self._lock:
+            if self._owners is None or stored is None:
+                return
+            ids = self._owners.get(stored)
+            if ids is None or object_id not in ids:
+                return
+            ids.remove(object_id)
+            if not ids:
+                del self._owners[stored]
+                at = bisect.bisect_left(self._nested, stored)
+                if at < len(self._nested) and self._nested[at] == stored:
+                    del self._nested[at]
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The manifest's rows at one state of ``_versions``."""
+    """The manifest's rows at one state of ``_versions``.
+
+    Our own commits carry a snapshot forward in place (:meth:`ManifestSnapshots.table_added`,
+    :meth:`~ManifestSnapshots.table_removed`): the containers are shared by the snapshots
+    of one lineage and only ever move forward, so a carry costs one table's work, not a
+    copy of 100,000 rows' worth of dicts.
+    """
 
     state: _State
     #: the manifest version the rows were read at (None: the latest at a settled state
@@ -84,11 +209,18 @@ class Snapshot:
     #: object id -> stored location, for tables without metadata or base objects
     tables: dict[str, str]
     #: object ids of every table
-    table_ids: frozenset[str]
+    table_ids: set[str]
     #: object ids of namespaces
     namespaces: frozenset[str]
     #: namespace object id ("" for the root) -> names of its tables, sorted
     children: dict[str, list[str]]
+    #: where the tables are, for "which table is stored there" (built on first use)
+    places: TablePlaces = field(default_factory=lambda: TablePlaces())
+
+    @property
+    def complete(self) -> bool:
+        """Whether every table has a plain location in the root (none left to pylance)."""
+        return len(self.tables) == len(self.table_ids)
 
 
 def _settled(state: _State) -> bool:
@@ -102,13 +234,52 @@ def _settled(state: _State) -> bool:
 _U64_MAX = 2**64 - 1
 
 
+#: how far past ``latest_version_hint.json`` the latest version is looked for, one ``stat``
+#: each, before listing ``_versions`` instead
+_PROBES = 64
+
+
+def _manifest_name(version: int, v2: bool) -> str:
+    return f"{_U64_MAX - version:020d}.manifest" if v2 else f"{version}.manifest"
+
+
 def _latest_version(path: str) -> int | None:
-    """The newest manifest version named in ``_versions`` (None when none is readable).
+    """The newest manifest version in ``_versions`` (None when none is readable).
 
     Lance names a version's manifest ``<version>.manifest`` (V1) or, zero-padded to 20
-    digits, ``<u64 max - version>.manifest`` (V2); a commit adds a file with a higher
-    version, so the latest changes with every commit, whatever the clock.
+    digits, ``<u64 max - version>.manifest`` (V2); a commit adds the file of exactly the
+    next version (put-if-absent), so the latest changes with every commit, whatever the
+    clock. Found from ``latest_version_hint.json`` (written after each commit, so never
+    ahead of a version that exists) by checking that its version exists and the next
+    ones do not: a few ``stat`` calls, where listing ``_versions`` grows with every
+    commit the catalog ever made (pylance keeps them all). Without a usable hint, the
+    listing.
     """
+    hinted = _hinted_version(path)
+    if hinted is not None:
+        for v2 in (True, False):
+            if os.path.exists(os.path.join(path, _manifest_name(hinted, v2))):
+                latest = hinted
+                for _ in range(_PROBES):
+                    if not os.path.exists(os.path.join(path, _manifest_name(latest + 1, v2))):
+                        return latest
+                    latest += 1
+                break
+    return _listed_latest_version(path)
+
+
+def _hinted_version(path: str) -> int | None:
+    try:
+        with open(os.path.join(path, "latest_version_hint.json"), "rb") as hint:
+            text = hint.read(256)
+        value = json.loads(text).get("version")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and 0 < value < _U64_MAX else None
+
+
+def _listed_latest_version(path: str) -> int | None:
+    """:func:`_latest_version` by listing every file of ``_versions``."""
     latest = None
     try:
         with os.scandir(path) as entries:
@@ -142,7 +313,11 @@ class ManifestSnapshots:
     """
 
     def __init__(
-        self, root_path: str, delimiter: str, read_rows: Callable[[int | None], Any], prefix: str
+        self,
+        root_path: str,
+        delimiter: str,
+        read_rows: Callable[[int | None], ManifestRows | None],
+        prefix: str,
     ) -> None:
         self._versions = os.path.join(root_path, MANIFEST_DIR, "_versions")
         self._delimiter = delimiter
@@ -162,8 +337,11 @@ class ManifestSnapshots:
         """False for a while after the manifest was found changing (no file system access)."""
         return time.monotonic_ns() >= self._unsettled_until
 
-    def current(self) -> Snapshot | None:
-        """The snapshot of the manifest as it is now, or None (then ask pylance)."""
+    def current(self, *, force: bool = False) -> Snapshot | None:
+        """The snapshot of the manifest as it is now, or None (then ask pylance).
+
+        ``force``: copy a manifest that is changing all the time anyway, for a caller
+        whose alternative is a scan of every row (which a copy costs about as much as)."""
         state = _state(self._versions)
         if state is None:
             return None
@@ -187,7 +365,7 @@ class ManifestSnapshots:
         if snapshot is not None and snapshot.version == latest:
             return snapshot
         now = time.monotonic_ns()
-        if snapshot is not None and now < self._refreshed_at + RECHECK_NS:
+        if not force and snapshot is not None and now < self._refreshed_at + RECHECK_NS:
             # changing all the time: reads go to pylance for a while, without a look
             self._unsettled_until = self._refreshed_at + RECHECK_NS
             return None
@@ -220,37 +398,27 @@ class ManifestSnapshots:
     def _build(
         self,
         state: _State,
-        rows: list[dict[str, Any]],
+        rows: ManifestRows,
         version: int | None = None,
         settled: bool = False,
     ) -> Snapshot:
         tables: dict[str, str] = {}
         namespaces: set[str] = set()
         children: dict[str, list[str]] = {}
+        table_ids: set[str] = set()
         delimiter = self._delimiter
-        for row in rows:
-            object_id = row["object_id"]
-            kind = row["object_type"]
+        plain = PLAIN_LOCATION.fullmatch
+        for object_id, kind, location, extra in zip(*rows, strict=True):
             if kind == "namespace":
                 namespaces.add(object_id)
             elif kind == "table":
                 parent, _, name = object_id.rpartition(delimiter)
                 children.setdefault(parent, []).append(name)
-                location = row["location"]
-                if (
-                    row["metadata"] is None
-                    and row["base_objects"] is None
-                    and isinstance(location, str)
-                    and _PLAIN_LOCATION.fullmatch(location)
-                ):
+                table_ids.add(object_id)
+                if not extra and location is not None and plain(location):
                     tables[object_id] = location
         for names in children.values():
             names.sort()
-        table_ids = frozenset(
-            f"{parent}{delimiter}{name}" if parent else name
-            for parent, names in children.items()
-            for name in names
-        )
         return Snapshot(
             state,
             version,
@@ -275,37 +443,71 @@ class ManifestSnapshots:
         copy is checked like any copy of a changing manifest: by the latest version,
         on every use.
         """
-        version = before.version
-        if version is None or object_id in before.table_ids:
+        if object_id in before.table_ids:
             return
-        if _latest_version(self._versions) != version + 1:
+        stored = None
+        if location is not None and location.startswith(self._prefix):
+            stored = location[len(self._prefix) :]
+        if stored is not None and not PLAIN_LOCATION.fullmatch(stored):
+            stored = None
+
+        def add(snapshot: Snapshot) -> None:
+            parent, _, name = object_id.rpartition(self._delimiter)
+            bisect.insort(snapshot.children.setdefault(parent, []), name)
+            snapshot.table_ids.add(object_id)
+            if stored is not None:
+                snapshot.tables[object_id] = stored
+            snapshot.places.added(object_id, stored)
+
+        self._carry(before, add)
+
+    def table_removed(self, before: Snapshot, object_id: str) -> None:
+        """:meth:`table_added`'s twin for our own commit that deleted the row ``object_id``."""
+        if object_id not in before.table_ids:
+            return
+
+        def remove(snapshot: Snapshot) -> None:
+            parent, _, name = object_id.rpartition(self._delimiter)
+            names = snapshot.children.get(parent, [])
+            at = bisect.bisect_left(names, name)
+            if at < len(names) and names[at] == name:
+                del names[at]
+            snapshot.table_ids.discard(object_id)
+            snapshot.places.removed(object_id, snapshot.tables.pop(object_id, None))
+
+        self._carry(before, remove)
+
+    def _carry(self, before: Snapshot, change: Callable[[Snapshot], None]) -> None:
+        """Apply ``change`` to ``before``'s rows in place and make the result the copy at
+        version V + 1, when our commit is provably that version (see :meth:`table_added`)."""
+        version = before.version
+        if version is None or _latest_version(self._versions) != version + 1:
             return
         state = _state(self._versions)
         if state is None:
             return
-        delimiter = self._delimiter
-        parent, _, name = object_id.rpartition(delimiter)
-        names = list(before.children.get(parent, ()))
-        bisect.insort(names, name)
-        tables = before.tables
-        stored = None
-        if location is not None and location.startswith(self._prefix):
-            stored = location[len(self._prefix) :]
-        if stored is not None and _PLAIN_LOCATION.fullmatch(stored):
-            tables = {**tables, object_id: stored}
         with self._refreshing:
             current = self._snapshot
-            if current is not None and (current.version or 0) > version:
-                return  # a copy of a later version is already here
-            self._snapshot = Snapshot(
-                state,
-                version + 1,
-                False,
-                tables,
-                before.table_ids | {object_id},
-                before.namespaces,
-                {**before.children, parent: names},
-            )
+            if current is not before and (current is None or current.version != version):
+                return  # another copy (a later one, or a rebuilt one) is here: keep it
+            change(before)
+            self._snapshot = replace(before, state=state, version=version + 1, settled=False)
+
+    def rows_unchanged(self, version: int, committed: int) -> None:
+        """Carry the copy at ``version`` over commits that changed no row (up to
+        ``committed``: our compaction of the manifest), when that is still the latest."""
+        if _latest_version(self._versions) != committed:
+            return
+        state = _state(self._versions)
+        with self._refreshing:
+            current = self._snapshot
+            if state is not None and current is not None and current.version == version:
+                self._snapshot = replace(current, state=state, version=committed, settled=False)
+
+    @property
+    def prefix(self) -> str:
+        """What a table's location is: this + its stored (relative) location."""
+        return self._prefix
 
     def described(self, table: tuple[str, ...], stored: str) -> dict[str, Any]:
         """pylance's DescribeTable answer (without options) for a table stored at ``stored``."""
@@ -325,12 +527,21 @@ class ManifestSnapshots:
 
 def read_manifest_rows(
     uri: str, storage_options: dict[str, str] | None, version: int | None = None
-) -> Any:
-    """The rows of the manifest at ``uri``, at ``version`` or the latest (None when it
-    is too large or has other columns)."""
+) -> ManifestRows | None:
+    """The rows of the manifest at ``uri``, at ``version`` or the latest, column by
+    column (None when it is too large or has other columns): a column's ``to_pylist``
+    costs a fraction of a dict per row."""
     import lance
+    import pyarrow.compute as pc
 
     dataset = lance.dataset(uri, version=version, storage_options=storage_options or None)
     if set(dataset.schema.names) != set(_COLUMNS) or dataset.count_rows() > MAX_ROWS:
         return None
-    return dataset.to_table(columns=list(_COLUMNS)).to_pylist()
+    table = dataset.to_table(columns=list(_COLUMNS))
+    extra = pc.or_kleene(pc.is_valid(table["metadata"]), pc.is_valid(table["base_objects"]))
+    return (
+        table["object_id"].to_pylist(),
+        table["object_type"].to_pylist(),
+        table["location"].to_pylist(),
+        extra.to_pylist(),
+    )

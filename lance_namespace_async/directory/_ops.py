@@ -67,6 +67,9 @@ async def _call_pylance(
         # shows it), and refuses a stream without batches as an internal error
         if table is not None and len(table) > 1:
             await namespace._require_namespace(table[:-1])
+            created = await namespace._create_own_table(table, body, data)
+            if created is not None:
+                return _answer(operation, created)
         arguments = (body, await namespace._run(_with_a_batch, arguments[1]))
     try:
         with namespace._own_not_found_words(body.get("id"), operation.method):
