@@ -266,24 +266,24 @@ async def test_another_writers_commit_during_our_declare_is_not_hidden(
     (two versions came after it), and both tables show.
 
     The other writer is pylance's own DirectoryNamespace on the same root (another
-    process would be the same), committing just before our pylance declare does."""
+    process would be the same), committing its rewrite of the manifest just before our
+    append of the row: Lance refuses ours over it, and pylance declares ours instead."""
     from lance.lance import PyDirectoryNamespace  # type: ignore[attr-defined]
 
     await build_catalog(ns, root)
     assert await ns._snapshot() is not None
-    ours = await ns._rust()
     other = PyDirectoryNamespace(root=str(root), manifest_enabled="true")
+    append = ns.manifest.append_table
 
-    class OtherWriterFirst:
-        def declare_table(self, body: dict[str, Any]) -> Any:
-            other.declare_table({"id": ["a", "theirs"]})
-            return ours.declare_table(body)
+    def other_writer_first(object_id: str, location: str, read_version: int) -> Any:
+        other.declare_table({"id": ["a", "theirs"]})
+        return append(object_id, location, read_version)
 
-    ns._inner = OtherWriterFirst()
+    ns.manifest.append_table = other_writer_first  # type: ignore[method-assign]
     try:
         await ns.declare_table({"id": ["a", "ours"]})
     finally:
-        ns._inner = ours
+        ns.manifest.append_table = append  # type: ignore[method-assign]
     kept = ns._snapshots._snapshot if ns._snapshots else None
     assert kept is None or "a$ours" not in kept.table_ids  # not carried over theirs
     tables = (await ns.list_tables({"id": ["a"]})).tables

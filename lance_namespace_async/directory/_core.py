@@ -445,6 +445,9 @@ class DirectoryCore(AsyncLanceNamespace):
     # -- dropping a table (DropTable, and DropNamespace's Cascade) -------------------
 
     async def _deregister(self, table: Identifier) -> dict[str, Any]:
+        location = await self._run(self._location_in_copy, table)
+        if location is not None and await self._run(self._delete_own_row, table):
+            return {"id": list(table), "location": location}
         result = await self._table_call("deregister_table", table)
         result["location"] = await self._resolve(str(result.get("location", "")), table)
         return result
@@ -513,7 +516,8 @@ class DirectoryCore(AsyncLanceNamespace):
         version = int(committed.version)
         compacted = self.manifest.compact(committed)
         if compacted is not None:
-            snapshots.rows_unchanged(version, compacted)
+            snapshots.rows_unchanged(version, int(compacted.version))
+        self.manifest.release(committed if compacted is None else compacted)
 
     def _append_own_row(
         self, table: Identifier, stored: str, make: Callable[[str], None] | None = None

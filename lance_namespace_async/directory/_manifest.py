@@ -19,7 +19,7 @@ manifest copy that approved it was read at (``read_version``): a concurrent pyla
 rewrite makes it fail (Lance refuses an append over an ``Overwrite``), and then pylance
 does the write instead. Lance would rebase an append over another append, so two of
 our writers (threads or processes) adding rows take turns: the check that the id is free
-and the commit are made holding an advisory lock (``flock``) on ``<root>/.lna-manifest.lock``
+and the commit are made holding an advisory lock (``flock``) on ``__manifest/.lna-write.lock``
 (local roots only, where this path is taken). An append of the same id by a writer that
 takes no lock is still found after the commit and resolved: the earlier fragment keeps
 the id. Calls here block: run them on a worker thread.
@@ -39,8 +39,9 @@ from .._storage.places import local_path
 
 __all__ = ["MANIFEST_DELIMITER", "MANIFEST_DIR", "Manifest", "ManifestMoved", "manifest_id"]
 
-#: the file whose ``flock`` our row-adding writers of one catalog take turns with
-LOCK_FILE = ".lna-manifest.lock"
+#: the file (in ``__manifest``, where Lance reads no file it does not know) whose
+#: ``flock`` our row-adding writers of one catalog take turns with
+LOCK_FILE = ".lna-write.lock"
 #: compact the manifest once our appends and deletions left more small fragments than this
 COMPACT_AT_FRAGMENTS = 16
 #: compaction merges fragments into ones of at most this many rows, and leaves the full
@@ -117,7 +118,7 @@ class Manifest:
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
-        """Hold the catalog's row-adding lock (``<root>/.lna-manifest.lock``), which every
+        """Hold the catalog's row-adding lock (``__manifest/.lna-write.lock``), which every
         writer of ours takes around its check and its commit (blocks; nothing to hold
         where the root is not local)."""
         import fcntl
@@ -125,7 +126,7 @@ class Manifest:
         if self.local_root is None:
             yield
             return
-        path = os.path.join(self.local_root, LOCK_FILE)
+        path = os.path.join(self.local_root, MANIFEST_DIR, LOCK_FILE)
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX)
@@ -162,31 +163,36 @@ class Manifest:
         committed = self._commit(lance.LanceOperation.Append(fragments), read_version)
         if committed.version != read_version + 1:
             self._keep_first(committed, object_id, fragments[0].files[0].path)
-        self._keep(committed)
         return committed
+
+    def _taken(self, version: int) -> Any:
+        """The dataset :meth:`release` kept, now the caller's alone, when it is at
+        ``version`` (else None): a Lance dataset object must not be used by two threads
+        at once (a deletion changes it in place)."""
+        with self._last_lock:
+            last, self._last = self._last, None
+        return last if last is not None and int(last.version) == version else None
 
     def _take(self, version: int) -> Any:
         """The manifest dataset at ``version``: the one our last commit left when it is
         that version (opening a version anew costs more than a deletion), else opened."""
         import lance
 
-        with self._last_lock:
-            last, self._last = self._last, None
-        if last is not None and int(last.version) == version:
+        last = self._taken(version)
+        if last is not None:
             return last
         return lance.dataset(self.uri, version=version, storage_options=self.storage_options)
 
-    def _keep(self, dataset: Any) -> None:
-        """Keep ``dataset`` (the version our commit made) for :meth:`_take`."""
+    def release(self, dataset: Any) -> None:
+        """Keep ``dataset`` (the version a commit of ours made, no longer used by its
+        caller) for the next write's :meth:`_take`."""
         with self._last_lock:
             self._last = dataset
 
     def _commit(self, operation: Any, read_version: int) -> Any:
         import lance
 
-        with self._last_lock:
-            last = self._last
-        base = last if last is not None and int(last.version) == read_version else self.uri
+        base = self._taken(read_version) or self.uri
         try:
             return lance.LanceDataset.commit(
                 base,
@@ -241,17 +247,17 @@ class Manifest:
             raise errors.TableNotFoundError(
                 f"table {object_id.replace(MANIFEST_DELIMITER, '.')!r} does not exist"
             )
-        self._keep(dataset)
         return dataset
 
-    def compact(self, dataset: Any) -> int | None:
+    def compact(self, dataset: Any) -> Any:
         """When the manifest ``dataset`` (ours, just committed) has more than
         ``COMPACT_AT_FRAGMENTS`` small fragments (or ones with deleted rows), merge them
         into fragments of up to ``FRAGMENT_ROWS`` rows: reads of the manifest, pylance's
         and ours, cost per fragment. The latest version
-        once compacted, when every commit since ``dataset`` was the compaction's own (it
-        reserves fragment ids, then rewrites: the rows are the same); else None (nothing
-        to do, a concurrent writer, or the compaction lost to one: best effort)."""
+        once compacted (its dataset), when every commit since ``dataset`` was the
+        compaction's own (it reserves fragment ids, then rewrites: the rows are the
+        same); else None (nothing to do, a concurrent writer, or the compaction lost to
+        one: best effort)."""
         import lance
 
         try:
@@ -275,8 +281,7 @@ class Manifest:
                 # Rewrite, and the fragment-id reservation (no Python class of its own)
                 if kind not in ("Rewrite", "BaseOperation"):
                     return None
-            self._keep(latest)
-            return int(latest.version)
+            return latest
         except Exception:
             return None
 
