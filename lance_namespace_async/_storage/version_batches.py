@@ -555,10 +555,8 @@ async def create_table_version(host: BatchHost, request: Any) -> Any:
     size = await host.tables.run(os.path.getsize, landing.final)
     spelled = entry.manifest_path
     final_name = os.path.basename(landing.final)
-    if "/" in spelled:
-        final_spelled = spelled.rsplit("/", 1)[0] + "/" + final_name
-    else:
-        final_spelled = final_name
+    folder, slash, _ = spelled.rpartition("/")
+    final_spelled = folder + slash + final_name
     answer: dict[str, Any] = {
         "version": entry.version,
         "manifest_path": final_spelled,

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["batch_commit_tables", "batch_create_table_versions"]
 
+
 def _host(namespace: DirectoryCore) -> BatchHost:
     async def location(table: Identifier, what: str, deletes: bool) -> str:
         # the root is where the directory keeps its tables; registered ones elsewhere
