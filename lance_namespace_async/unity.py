@@ -54,6 +54,7 @@ from ._storage.places import (
     drop_allowed_locations_prop,
     storage_root_prop,
     table_storage_options_prop,
+    table_version_tracking_prop,
 )
 from ._storage.tables import LanceTables, catalog_claims, is_lance_table, lance_parameters
 from ._storage.vended_credentials import (
@@ -118,6 +119,7 @@ class UnityConfig(HttpConfig):
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     table_storage_options: frozenset[str] | None = table_storage_options_prop()
     confine_storage: bool = confine_storage_prop()
+    table_version_tracking_enabled: bool = table_version_tracking_prop()
     allowed_locations: tuple[str, ...] = allowed_locations_prop()
     worker_threads: int = prop(default=8, parse=parse_positive_int)
     vend_credentials: bool = prop(default=False, parse=parse_bool, doc=VENDING_DOC)

@@ -71,11 +71,6 @@ _RENAME = {
     "rename_table_of_a_missing_table_is_not_found": "RenameTable",
     "rename_table_into_a_missing_namespace_is_not_found": "RenameTable",
 }
-#: the all-or-none batches (BatchCreateTableVersions, BatchCommitTables) are dir's only
-_BATCHES = {
-    "batch_create_table_versions_records_every_version_or_none": "BatchCreateTableVersions",
-    "batch_commit_tables_applies_every_operation_or_none": "BatchCommitTables",
-}
 #: Hive (``[A-Za-z0-9_]``) and Unity (``[a-zA-Z0-9_@-]``) refuse such names with InvalidInput
 _ASCII_NAMES = {"identifiers_with_unicode_and_spaces": "names"}
 
@@ -92,13 +87,13 @@ EXPECTED_SKIPS: dict[str, dict[str, str]] = {
     "dir": {},
     "rest-pylance": {},
     "rest-adapter": {},
-    "iceberg": {**_ALL_TABLES, **_BATCHES},
-    "iceberg-lookalike": {**_ALL_TABLES, **_BATCHES},
-    "unity": {**_ALL_TABLES, **_BATCHES, **_NESTED, **_RENAME, **_ASCII_NAMES},
-    "glue-moto": {**_ALL_TABLES, **_BATCHES, **_NESTED},
-    "glue-fake": {**_ALL_TABLES, **_BATCHES, **_NESTED},
-    "hive-2.3": {**_ALL_TABLES, **_BATCHES, **_NESTED, **_ASCII_NAMES},
-    "hive-4": {**_ALL_TABLES, **_BATCHES, **_NESTED, **_NON_ASCII_NAMES},
+    "iceberg": {**_ALL_TABLES},
+    "iceberg-lookalike": {**_ALL_TABLES},
+    "unity": {**_ALL_TABLES, **_NESTED, **_RENAME, **_ASCII_NAMES},
+    "glue-moto": {**_ALL_TABLES, **_NESTED},
+    "glue-fake": {**_ALL_TABLES, **_NESTED},
+    "hive-2.3": {**_ALL_TABLES, **_NESTED, **_ASCII_NAMES},
+    "hive-4": {**_ALL_TABLES, **_NESTED, **_NON_ASCII_NAMES},
 }
 
 #: where pylance 14.0.2's own server (RestAdapter over its DirectoryNamespace) breaks the

@@ -17,6 +17,8 @@ from .requests import (
     version_entry,
 )
 from .table_base import StorageTable, StorageTableBase
+from .tables import has_data
+from .version_batches import committed_manifests
 
 if TYPE_CHECKING:
     pass
@@ -162,10 +164,15 @@ class StorageMetadataOperations(StorageTableBase):
     async def _list_table_versions(self, request: Any) -> Any:
         from ..models import ListTableVersionsResponse
 
-        body, table, dataset = await self._on_storage(request, "ListTableVersions", writes=False)
-        versions = [
-            version_entry(table.location, v) for v in await self.tables.run(dataset.versions)
-        ]
+        body = json_data(request)
+        table = await self._storage_table(body, "ListTableVersions", writes=False)
+        try:
+            dataset = await self._open(table)
+        except errors.InvalidInputError:
+            if await self.tables.run(has_data, table.location, table.storage_options):
+                raise
+            dataset = None  # declared, no version yet: a managed-versioning writer asks
+        versions = [] if dataset is None else await self._version_entries(table, dataset)
         newest = table.access.read_version
         if newest is not None:  # the catalog's version is the newest its readers see
             versions = [v for v in versions if v["version"] <= newest]
@@ -194,14 +201,36 @@ class StorageMetadataOperations(StorageTableBase):
         wanted = body.get("version")
         if wanted is None:
             wanted = int(dataset.version)
-        for entry in await self.tables.run(dataset.versions):
-            if int(entry["version"]) == wanted:
-                return DescribeTableVersionResponse.from_dict(
-                    {"version": version_entry(table.location, entry)}
-                )
+        for entry in await self._version_entries(table, dataset):
+            if entry["version"] == wanted:
+                return DescribeTableVersionResponse.from_dict({"version": entry})
         raise errors.TableVersionNotFoundError(
             f"version {wanted} of table {'.'.join(table.id)} not found"
         )
+
+    async def _version_entries(self, table: StorageTable, dataset: Any) -> list[dict[str, Any]]:
+        """TableVersion bodies of the dataset's versions; where the table is local, each
+        with the path of its manifest as named on storage (V1 or V2) relative to the
+        table, as the directory backend answers it (pylance, reading a managed-versioning
+        table, opens that path; the server's layout is no client's business)."""
+
+        def listed() -> list[dict[str, Any]]:
+            names = committed_manifests(table.location)
+            return [
+                version_entry(
+                    table.location,
+                    entry,
+                    manifest_path=(
+                        f"_versions/{names[int(entry['version'])]}"
+                        if int(entry["version"]) in names
+                        else None
+                    ),
+                )
+                for entry in dataset.versions()
+            ]
+
+        entries: list[dict[str, Any]] = await self.tables.run(listed)
+        return entries
 
     async def _restore_table(self, request: Any) -> Any:
         from ..models import RestoreTableResponse

@@ -12,10 +12,12 @@ backend uses too).
 
 Written as two mixins over :class:`~.table_base.StorageTableBase` (which resolves
 the table): :class:`~.data_ops.StorageDataOperations` (rows: create, insert,
-merge, update, delete, query, counts and statistics) and
+merge, update, delete, query, counts and statistics),
 :class:`~.metadata_ops.StorageMetadataOperations` (indices, tags, versions,
-columns and schema). A backend mixes :class:`StorageTableOperations` in and adds only what its
-catalog must see:
+columns and schema) and :class:`~.version_ops.StorageVersionOperations` (versions
+recorded from staged manifests, version deletion and the all-or-none batches, shared
+with the directory backend through :mod:`.version_batches`). A backend mixes
+:class:`StorageTableOperations` in and adds only what its catalog must see:
 
 * :meth:`~StorageTableOperations._creation_location`: where CreateTable writes a
   new table (the backend's default layout);
@@ -39,9 +41,12 @@ from __future__ import annotations
 
 from .data_ops import StorageDataOperations
 from .metadata_ops import StorageMetadataOperations
+from .version_ops import StorageVersionOperations
 
 __all__ = ["StorageTableOperations"]
 
 
-class StorageTableOperations(StorageDataOperations, StorageMetadataOperations):
+class StorageTableOperations(
+    StorageDataOperations, StorageMetadataOperations, StorageVersionOperations
+):
     """The table operations of a catalog backend, run on storage through pylance."""

@@ -186,6 +186,20 @@ def confine_storage_prop() -> Any:
     return prop(default=False, parse=parse_bool, doc=CONFINE_STORAGE_DOC)
 
 
+def table_version_tracking_prop() -> Any:
+    """The ``table_version_tracking_enabled`` property (pylance's DirectoryNamespace's
+    name for it): DescribeTable and DeclareTable answer ``managed_versioning=true``, so
+    pylance records every version of the catalog's storage-managed tables through
+    CreateTableVersion (an atomic put-if-not-exists of its manifest) and finds them with
+    ListTableVersions."""
+    return prop(
+        default=False,
+        parse=parse_bool,
+        doc="pylance commits the tables' versions through CreateTableVersion "
+        "(DescribeTable answers managed_versioning=true)",
+    )
+
+
 def allowed_locations_prop() -> Any:
     """The ``allowed_locations`` property: prefixes outside the storage root that a
     ``confine_storage`` backend may still use (:func:`parse_locations`)."""

@@ -60,7 +60,9 @@ class StorageTableBase(AsyncLanceNamespace):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A backend's own DescribeTable refuses a branch: a catalog's tables have none
-        (CreateTableBranch is not theirs), and its answer would describe main."""
+        (CreateTableBranch is not theirs), and its answer would describe main. With
+        ``table_version_tracking_enabled`` its DescribeTable and DeclareTable answer
+        ``managed_versioning=true`` (pylance then commits through CreateTableVersion)."""
         super().__init_subclass__(**kwargs)
         own = cls.__dict__.get("_describe_table")
         if own is not None:
@@ -68,10 +70,25 @@ class StorageTableBase(AsyncLanceNamespace):
             async def describe_table(self: Any, request: Any) -> Any:
                 if json_data(request).get("branch") not in (None, "", "main"):
                     raise errors.UnsupportedOperationError("DescribeTable on a branch")
-                return await own(self, request)
+                return self._tracked(await own(self, request))
 
             describe_table.__doc__ = own.__doc__
             cls._describe_table = describe_table  # type: ignore[method-assign]
+        declare = cls.__dict__.get("_declare_table")
+        if declare is not None:
+
+            async def declare_table(self: Any, request: Any) -> Any:
+                return self._tracked(await declare(self, request))
+
+            declare_table.__doc__ = declare.__doc__
+            cls._declare_table = declare_table  # type: ignore[method-assign]
+
+    def _tracked(self, answer: Any) -> Any:
+        """``answer`` (DescribeTable's, DeclareTable's) marked ``managed_versioning``
+        when the backend tracks versions (``table_version_tracking_enabled``)."""
+        if getattr(self.config, "table_version_tracking_enabled", False) is True:
+            answer.managed_versioning = True
+        return answer
 
     # -- what a backend provides -------------------------------------------------------------
 

@@ -1,495 +1,54 @@
 """BatchCreateTableVersions and BatchCommitTables of the directory backend: all or none.
 
-pylance 14.0.2's DirectoryNamespace has neither. Both are built on the mechanism of
-its CreateTableVersion (managed versioning on a directory): the caller stages a
-manifest inside the table, and the version is recorded by putting that manifest at
-its final name in ``_versions/`` *only if no such file exists* (put-if-not-exists);
-the staged file is removed once recorded. Here the final name is a hard link of the
-staged file (an exclusive-create copy where links are refused), so a version
-another writer recorded first is a conflict (ConcurrentModification, 14), even
-across processes.
-
-All or none: every entry is checked first (bad input is InvalidInput, 13, a missing
-table TableNotFound, 4, before anything changes); the entries are then applied in
-order, each leaving an undo step, and a failure runs the undo steps backwards
-(unlinks the recorded manifests, moves deleted ones back, drops tables the batch
-declared, re-registers tables it deregistered) before the error is raised. Staged
-manifests and deleted versions are removed for good only once the whole batch has
-landed. Batches of one namespace object run one at a time. A reader may see an
-entry of a batch that is later undone (storage has no multi-file transaction); it
-never sees the outcome of a failed batch.
-
-The undo steps need the files of the tables, so both operations need a local root
-(UnsupportedOperation, 0, on an object store). Declares and deregisters go through
-the backend's own operations, so they write the ``__manifest`` as any other does
-(and whatever caches it keeps are invalidated as for any write).
+pylance 14.0.2's DirectoryNamespace has neither. They are the shared implementation of
+:mod:`.._storage.version_batches` (which the catalog backends use too), given this
+backend as its :class:`~.._storage.version_batches.BatchHost`: table ids checked as
+the directory checks them, locations from pylance's DescribeTable (checked by the
+confinement), recorded versions answered by pylance's DescribeTableVersion with the
+manifest path relative to the table.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import re
-import shutil
-import uuid
-import weakref
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-import anyio
-import attrs
-
-from .. import errors
-from .._core.identifiers import Identifier
-from .._storage.places import local_path
+from .._storage import version_batches
+from .._storage.version_batches import BatchHost
 from ._core import drop_nones
 from ._versions import relative_manifest
 
 if TYPE_CHECKING:
+    from .._core.identifiers import Identifier
     from ._core import DirectoryCore
 
 __all__ = ["batch_commit_tables", "batch_create_table_versions"]
 
-_U64_MAX = 2**64 - 1
-_COMMITTED = re.compile(r"^[0-9]+\.manifest$")
-_KINDS = ("declare_table", "create_table_version", "delete_table_versions", "deregister_table")
-_TRASH = ".lance-namespace-async"
 
-_locks: weakref.WeakKeyDictionary[DirectoryCore, anyio.Lock] = weakref.WeakKeyDictionary()
+def _host(namespace: DirectoryCore) -> BatchHost:
+    async def location(table: Identifier, what: str, deletes: bool) -> str:
+        # the root is where the directory keeps its tables; registered ones elsewhere
+        # are judged by the confinement, as every operation on their storage is
+        found = await namespace._describe_location(table)
+        await namespace.tables.confinement.check(found, what)
+        return found
 
-Undo = Callable[[], Awaitable[None]]
-
-
-def _lock(namespace: DirectoryCore) -> anyio.Lock:
-    lock = _locks.get(namespace)
-    if lock is None:
-        lock = _locks[namespace] = anyio.Lock()
-    return lock
-
-
-def _name(table: Identifier) -> str:
-    return ".".join(table)
-
-
-# -- checking a version entry (no I/O) -----------------------------------------------------
-
-
-def _int(value: Any, what: str, *, minimum: int | None = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise errors.InvalidInputError(f"{what} must be an integer, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise errors.InvalidInputError(f"{what} must be >= {minimum}, got {value}")
-    return value
-
-
-def _no_branch(body: dict[str, Any], operation: str) -> None:
-    if body.get("branch") not in (None, "", "main"):
-        raise errors.UnsupportedOperationError(f"{operation} on a branch")
-
-
-@attrs.frozen
-class _VersionEntry:
-    """One CreateTableVersion of a batch, checked for shape."""
-
-    table: Identifier
-    version: int
-    manifest_path: str
-    manifest_size: int | None
-    naming_scheme: str | None
-
-    @classmethod
-    def parse(cls, namespace: DirectoryCore, body: Any, what: str) -> _VersionEntry:
-        if not isinstance(body, dict):
-            raise errors.InvalidInputError(f"{what} must be an object")
-        _no_branch(body, "CreateTableVersion")
-        table = namespace._table_id(body.get("id"))
-        version = _int(body.get("version"), f"{what}: version")
-        path = body.get("manifest_path")
-        if not isinstance(path, str) or not path.strip():
-            raise errors.InvalidInputError(f"{what}: manifest_path must be a non-empty string")
-        size = body.get("manifest_size")
-        if size is not None:
-            size = _int(size, f"{what}: manifest_size")
-        scheme = body.get("naming_scheme")
-        if scheme is not None and scheme not in ("V1", "V2"):
-            raise errors.InvalidInputError(f"{what}: naming_scheme must be V1 or V2")
-        return cls(table, version, path, size, scheme)
-
-
-# -- files of a table (worker thread) ------------------------------------------------------
-
-
-def _table_dir(location: str, table: Identifier) -> str:
-    path = local_path(location)
-    if path is None:
-        raise errors.UnsupportedOperationError(
-            f"an atomic batch on table {_name(table)!r} needs a local namespace root"
-        )
-    return os.path.realpath(path)
-
-
-def _version_of(file_name: str) -> int | None:
-    """The version a committed manifest name stands for (both naming schemes)."""
-    if not _COMMITTED.match(file_name):
-        return None
-    number = int(file_name[: -len(".manifest")])
-    return _U64_MAX - number if len(file_name) == len("0" * 20 + ".manifest") else number
-
-
-def _final_name(version: int, scheme: str) -> str:
-    return f"{_U64_MAX - version:020d}.manifest" if scheme == "V2" else f"{version}.manifest"
-
-
-def _committed(table_dir: str) -> dict[int, str]:
-    """version -> file name of the committed manifests of a table."""
-    try:
-        names = os.listdir(os.path.join(table_dir, "_versions"))
-    except FileNotFoundError:
-        return {}
-    found: dict[int, str] = {}
-    for name in names:
-        version = _version_of(name)
-        if version is not None:
-            found[version] = name
-    return found
-
-
-def _staged_file(entry: _VersionEntry, table_dir: str) -> str:
-    """The staged manifest, which must be a regular file inside the table directory and
-    not a committed manifest (it is removed once the version is recorded)."""
-    path = entry.manifest_path
-    local = local_path(path)
-    if local is None:
-        raise errors.InvalidInputError(
-            f"manifest_path {path!r} of table {_name(entry.table)!r} is not a local path"
-        )
-    candidates = [local] if os.path.isabs(local) else [os.path.join(table_dir, local), "/" + local]
-    for candidate in candidates:
-        parent = os.path.realpath(os.path.dirname(candidate))
-        inside = os.path.commonpath([parent, table_dir]) == table_dir
-        if inside and os.path.lexists(candidate):
-            staged = os.path.join(parent, os.path.basename(candidate))
-            break
-    else:
-        raise errors.InvalidInputError(
-            f"no staged manifest at {path!r} inside table {_name(entry.table)!r}"
-        )
-    if os.path.islink(staged) or not os.path.isfile(staged):
-        raise errors.InvalidInputError(f"staged manifest {path!r} is not a regular file")
-    if _COMMITTED.match(os.path.basename(staged)):
-        raise errors.InvalidInputError(
-            f"manifest_path {path!r} names a committed manifest, not a staged one"
-        )
-    if entry.manifest_size is not None and os.path.getsize(staged) != entry.manifest_size:
-        raise errors.InvalidInputError(
-            f"manifest_size {entry.manifest_size} of {path!r} is not the file's size"
-        )
-    return staged
-
-
-@attrs.frozen
-class _Landing:
-    """Where one version's manifest goes: staged file -> final name in ``_versions/``."""
-
-    entry: _VersionEntry
-    staged: str
-    final: str
-
-
-def _plan(entry: _VersionEntry, table_dir: str) -> _Landing:
-    staged = _staged_file(entry, table_dir)
-    committed = _committed(table_dir)
-    if entry.version in committed:
-        raise errors.ConcurrentModificationError(
-            f"table {_name(entry.table)!r} already has version {entry.version}"
-        )
-    scheme = entry.naming_scheme
-    if scheme is None:  # the table's own scheme; V2 for a table without versions
-        v1 = any(len(name) != len("0" * 20 + ".manifest") for name in committed.values())
-        scheme = "V1" if v1 else "V2"
-    final = os.path.join(table_dir, "_versions", _final_name(entry.version, scheme))
-    return _Landing(entry, staged, final)
-
-
-def _put_if_not_exists(landing: _Landing) -> None:
-    os.makedirs(os.path.dirname(landing.final), exist_ok=True)
-    try:
-        os.link(landing.staged, landing.final)
-        return
-    except FileExistsError:
-        pass
-    except OSError:  # a filesystem without hard links: an exclusive create, then the bytes
-        try:
-            with open(landing.staged, "rb") as source, open(landing.final, "xb") as target:
-                shutil.copyfileobj(source, target)
-            return
-        except FileExistsError:
-            pass
-    raise errors.ConcurrentModificationError(
-        f"version {landing.entry.version} of table {_name(landing.entry.table)!r} was "
-        "recorded by another writer"
-    )
-
-
-def _unlink(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-
-
-# -- one batch: apply with undo steps -------------------------------------------------------
-
-
-class _Batch:
-    """The steps applied so far, their undo steps and what to remove once all landed."""
-
-    def __init__(self, namespace: DirectoryCore) -> None:
-        self.ns = namespace
-        self.undo: list[Undo] = []
-        self.finally_remove: list[str] = []
-
-    async def thread(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await self.ns._run(fn, *args)
-
-    async def table_dir(self, table: Identifier) -> str:
-        location = await self.ns._describe_location(table)
-        await self.ns.tables.confinement.check(location, "changing the table's versions")
-        return _table_dir(location, table)
-
-    async def plan_version(self, entry: _VersionEntry) -> _Landing:
-        table_dir = await self.table_dir(entry.table)
-        landing: _Landing = await self.thread(_plan, entry, table_dir)
-        return landing
-
-    async def land(self, landing: _Landing) -> None:
-        await self.thread(_put_if_not_exists, landing)
-
-        async def undo() -> None:
-            await self.thread(_unlink, landing.final)
-
-        self.undo.append(undo)
-        self.finally_remove.append(landing.staged)
-
-    async def answer(self, landing: _Landing) -> dict[str, Any]:
-        """The recorded version as DescribeTableVersion and ListTableVersions answer it."""
-        table, version = landing.entry.table, landing.entry.version
-        described = await self.ns._call(
+    async def describe_version(table: Identifier, version: int) -> dict[str, Any]:
+        described = await namespace._call(
             "describe_table_version", {"id": list(table), "version": version}
         )
-        location = await self.ns._describe_location(table)
+        found = await namespace._describe_location(table)
         answered = dict(described.get("version") or {})
-        return drop_nones(relative_manifest(answered, location))
+        return drop_nones(relative_manifest(answered, found))
 
-    async def rollback(self) -> None:
-        for step in reversed(self.undo):
-            with anyio.CancelScope(shield=True):
-                await step()
-
-    async def finish(self) -> None:
-        def remove() -> None:
-            for path in self.finally_remove:
-                if os.path.isdir(path):
-                    shutil.rmtree(path, ignore_errors=True)
-                    with contextlib.suppress(OSError):  # ours, if nothing else is in it
-                        os.rmdir(os.path.dirname(path))
-                else:
-                    _unlink(path)
-
-        with anyio.CancelScope(shield=True):
-            await self.thread(remove)
-
-
-async def _all_or_none(namespace: DirectoryCore, apply: Callable[[_Batch], Awaitable[Any]]) -> Any:
-    async with _lock(namespace):
-        batch = _Batch(namespace)
-        try:
-            result = await apply(batch)
-        except BaseException:
-            await batch.rollback()
-            raise
-        await batch.finish()
-        return result
-
-
-# -- BatchCreateTableVersions --------------------------------------------------------------
-
-
-def _entries(value: Any, what: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise errors.InvalidInputError(f"{what} must be a list")
-    return value
-
-
-def _refuse_twice(entries: list[_VersionEntry]) -> None:
-    seen: set[tuple[Identifier, int]] = set()
-    for entry in entries:
-        key = (entry.table, entry.version)
-        if key in seen:
-            raise errors.InvalidInputError(
-                f"version {entry.version} of table {_name(entry.table)!r} is in the batch twice"
-            )
-        seen.add(key)
+    return BatchHost(namespace, namespace.tables, namespace._table_id, location, describe_version)
 
 
 async def batch_create_table_versions(namespace: DirectoryCore, request: Any) -> Any:
-    """Record one version of each listed table: every one, or none (module docstring)."""
-    from .._core.base import json_data
-    from ..models import BatchCreateTableVersionsResponse
-
-    body: dict[str, Any] = json_data(request)
-    raw = _entries(body.get("entries"), "entries")
-    entries = [
-        _VersionEntry.parse(namespace, item, f"entries[{index}]") for index, item in enumerate(raw)
-    ]
-    _refuse_twice(entries)
-
-    async def apply(batch: _Batch) -> list[dict[str, Any]]:
-        landings = [await batch.plan_version(entry) for entry in entries]  # checks all first
-        for landing in landings:
-            await batch.land(landing)
-        return [await batch.answer(landing) for landing in landings]
-
-    versions = await _all_or_none(namespace, apply)
-    return BatchCreateTableVersionsResponse.from_dict({"versions": versions})
-
-
-# -- BatchCommitTables ---------------------------------------------------------------------
-
-
-@attrs.frozen
-class _Operation:
-    kind: str
-    body: dict[str, Any]
-    table: Identifier
-    version_entry: _VersionEntry | None = None
-    ranges: tuple[tuple[int, int], ...] = ()
-
-
-def _ranges(value: Any, what: str) -> tuple[tuple[int, int], ...]:
-    found: list[tuple[int, int]] = []
-    for index, item in enumerate(_entries(value, f"{what}: ranges")):
-        if not isinstance(item, dict):
-            raise errors.InvalidInputError(f"{what}: ranges[{index}] must be an object")
-        start = _int(item.get("start_version"), f"{what}: ranges[{index}].start_version")
-        end = _int(item.get("end_version"), f"{what}: ranges[{index}].end_version", minimum=-1)
-        found.append((start, end))
-    return tuple(found)
-
-
-def _parse_operation(namespace: DirectoryCore, item: Any, what: str) -> _Operation:
-    if not isinstance(item, dict):
-        raise errors.InvalidInputError(f"{what} must be an object")
-    given = [kind for kind in _KINDS if item.get(kind) is not None]
-    unknown = sorted(set(item) - set(_KINDS) - {"additional_properties"})
-    if len(given) != 1 or unknown:
-        raise errors.InvalidInputError(f"{what} must hold exactly one of {', '.join(_KINDS)}")
-    kind = given[0]
-    body = item[kind]
-    if not isinstance(body, dict):
-        raise errors.InvalidInputError(f"{what}.{kind} must be an object")
-    if kind == "create_table_version":
-        entry = _VersionEntry.parse(namespace, body, f"{what}.{kind}")
-        return _Operation(kind, body, entry.table, version_entry=entry)
-    table = namespace._table_id(body.get("id"))
-    if kind == "delete_table_versions":
-        _no_branch(body, "DeleteTableVersions")
-        return _Operation(kind, body, table, ranges=_ranges(body.get("ranges"), f"{what}.{kind}"))
-    return _Operation(kind, body, table)
-
-
-def _in_ranges(version: int, ranges: tuple[tuple[int, int], ...]) -> bool:
-    """pylance's BatchDeleteTableVersions ranges: start inclusive, end exclusive, -1 open."""
-    return any(start <= version and (end == -1 or version < end) for start, end in ranges)
-
-
-def _set_aside(table_dir: str, ranges: tuple[tuple[int, int], ...]) -> tuple[str, list[str]]:
-    """Move the manifests of the versions in ``ranges`` out of ``_versions`` (to a
-    directory of this batch inside the table); returns it and the names moved."""
-    committed = _committed(table_dir)
-    names = sorted(name for version, name in committed.items() if _in_ranges(version, ranges))
-    aside = os.path.join(table_dir, _TRASH, f"batch-{uuid.uuid4().hex}")
-    os.makedirs(aside)
-    versions_dir = os.path.join(table_dir, "_versions")
-    moved: list[str] = []
-    try:
-        for name in names:
-            os.rename(os.path.join(versions_dir, name), os.path.join(aside, name))
-            moved.append(name)
-    except BaseException:
-        _put_back(table_dir, aside, moved)
-        raise
-    return aside, moved
-
-
-def _put_back(table_dir: str, aside: str, names: list[str]) -> None:
-    for name in names:
-        os.rename(os.path.join(aside, name), os.path.join(table_dir, "_versions", name))
-    shutil.rmtree(aside, ignore_errors=True)
-
-
-async def _apply(batch: _Batch, operation: _Operation) -> dict[str, Any]:
-    from ..models import (
-        DeclareTableRequest,
-        DeregisterTableRequest,
-        DropTableRequest,
-        RegisterTableRequest,
-    )
-
-    ns, table = batch.ns, operation.table
-    if operation.kind == "declare_table":
-        declared = await ns.declare_table(DeclareTableRequest.from_dict(operation.body))
-
-        async def undeclare() -> None:
-            await ns.drop_table(DropTableRequest(id=list(table)))
-
-        batch.undo.append(undeclare)
-        return {"declare_table": declared.to_dict()}
-    if operation.kind == "deregister_table":
-        deregistered = await ns.deregister_table(DeregisterTableRequest.from_dict(operation.body))
-        location = str(deregistered.location)
-
-        async def register_again() -> None:
-            with ns.tables.confinement.restoring():  # it was registered a moment ago
-                await ns.register_table(RegisterTableRequest(id=list(table), location=location))
-
-        batch.undo.append(register_again)
-        return {"deregister_table": deregistered.to_dict()}
-    if operation.kind == "delete_table_versions":
-        table_dir = await batch.table_dir(table)
-        aside, moved = await batch.thread(_set_aside, table_dir, operation.ranges)
-
-        async def put_back() -> None:
-            await batch.thread(_put_back, table_dir, aside, moved)
-
-        batch.undo.append(put_back)
-        batch.finally_remove.append(aside)
-        return {"delete_table_versions": {"deleted_count": len(moved)}}
-    entry = operation.version_entry
-    assert entry is not None
-    landing = await batch.plan_version(entry)
-    await batch.land(landing)
-    return {"create_table_version": landing}
+    """Record one version of each listed table: every one, or none."""
+    return await version_batches.batch_create_table_versions(_host(namespace), request)
 
 
 async def batch_commit_tables(namespace: DirectoryCore, request: Any) -> Any:
     """Apply declares, version records, version deletions and deregisters in order:
-    every one, or none (module docstring)."""
-    from .._core.base import json_data
-    from ..models import BatchCommitTablesResponse
-
-    body: dict[str, Any] = json_data(request)
-    raw = _entries(body.get("operations"), "operations")
-    operations = [
-        _parse_operation(namespace, item, f"operations[{index}]") for index, item in enumerate(raw)
-    ]
-    _refuse_twice([op.version_entry for op in operations if op.version_entry is not None])
-
-    async def apply(batch: _Batch) -> list[dict[str, Any]]:
-        results = [await _apply(batch, operation) for operation in operations]
-        for result in results:  # answered once every version is recorded
-            landing = result.get("create_table_version")
-            if isinstance(landing, _Landing):
-                result["create_table_version"] = {"version": await batch.answer(landing)}
-        return results
-
-    results = await _all_or_none(namespace, apply)
-    return BatchCommitTablesResponse.from_dict({"results": results})
+    every one, or none."""
+    return await version_batches.batch_commit_tables(_host(namespace), request)

@@ -26,6 +26,7 @@ from .._storage.places import (
     drop_allowed_locations_prop,
     storage_root_prop,
     table_storage_options_prop,
+    table_version_tracking_prop,
 )
 
 __all__ = ["GlueConfig"]
@@ -52,6 +53,7 @@ class GlueConfig(BackendConfig):
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     table_storage_options: frozenset[str] | None = table_storage_options_prop()
     confine_storage: bool = confine_storage_prop()
+    table_version_tracking_enabled: bool = table_version_tracking_prop()
     allowed_locations: tuple[str, ...] = allowed_locations_prop()
     child_catalogs: bool | None = prop(
         default=None,

@@ -20,6 +20,7 @@ from .._storage.places import (
     drop_allowed_locations_prop,
     storage_root_prop,
     table_storage_options_prop,
+    table_version_tracking_prop,
 )
 
 __all__ = ["HiveConfig"]
@@ -44,6 +45,7 @@ class HiveConfig(BackendConfig):
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     table_storage_options: frozenset[str] | None = table_storage_options_prop()
     confine_storage: bool = confine_storage_prop()
+    table_version_tracking_enabled: bool = table_version_tracking_prop()
     allowed_locations: tuple[str, ...] = allowed_locations_prop()
     pool_size: int = prop(default=8, parse=parse_positive_int)
     connect_timeout: int = prop(default=10000, parse=parse_positive_int)

@@ -412,9 +412,8 @@ class ManagedIcebergVersions(StorageTableOperations):
             raise errors.InvalidInputError(f"{what}: version must be an integer >= 1")
         metadata = await self._load_lance_table(warehouse, levels, name, what)
         if not self._is_managed(metadata.get("properties") or {}):
-            raise errors.UnsupportedOperationError(
-                f"{what}: the table is managed_by=storage; Lance commits its versions itself"
-            )
+            # managed_by=storage: the version is recorded on storage, as on every catalog
+            return await super()._create_table_version(request)
         location = str(metadata.get("location") or "")
         staged, final, final_spelled = _staged_manifest(
             location, body.get("manifest_path"), version, body.get("naming_scheme"), what

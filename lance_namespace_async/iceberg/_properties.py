@@ -19,6 +19,7 @@ from .._storage.places import (
     drop_allowed_locations_prop,
     storage_root_prop,
     table_storage_options_prop,
+    table_version_tracking_prop,
 )
 from .._storage.vended_credentials import VENDING_DOC
 from .._transport.config import HttpConfig, parse_http_url
@@ -40,6 +41,7 @@ class IcebergConfig(HttpConfig):
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     table_storage_options: frozenset[str] | None = table_storage_options_prop()
     confine_storage: bool = confine_storage_prop()
+    table_version_tracking_enabled: bool = table_version_tracking_prop()
     allowed_locations: tuple[str, ...] = allowed_locations_prop()
     iceberg_tooling: bool = prop(default=False, parse=parse_bool)
     managed_by: str = prop(

@@ -1,4 +1,5 @@
-"""Scenarios of the all-or-none batches: BatchCreateTableVersions and BatchCommitTables.
+"""Scenarios of the version records and the all-or-none batches: CreateTableVersion,
+BatchDeleteTableVersions, BatchCreateTableVersions and BatchCommitTables.
 
 Registered with the catalog scenarios (imported at the end of the package ``scenarios``).
 A version is recorded from a manifest staged inside the table, as a writer with
@@ -139,3 +140,61 @@ async def batch_commit_tables_applies_every_operation_or_none(kit: Kit) -> None:
     assert await _versions(kit, table_b) == [2]
     assert await kit.tables() == ["a", "b", "c"]
     assert await kit.count_rows(location_a) == 5
+
+
+def _as_writer_spells(location: str, path: str) -> str:
+    """A staged manifest's path as pylance's managed-versioning writer sends it: the
+    object-store path (the absolute path without its leading slash)."""
+    return os.path.join(local_path(location) or "", path).lstrip("/")
+
+
+@scenario()
+async def create_table_version_records_a_staged_manifest_once(kit: Kit) -> None:
+    """CreateTableVersion records the version a writer staged (put-if-not-exists of its
+    manifest, named as pylance's writer names it): ListTableVersions and
+    DescribeTableVersion show it and the table reads it. Recording a version the table
+    already has answers ConcurrentModification (14) and changes nothing; a staged
+    manifest that is not there is InvalidInput (13)."""
+    table = kit.table("t")
+    location = await kit.create_table(table, rows=3)
+    version, path = await _staged(kit, location)
+    staged = _as_writer_spells(location, path)
+    await kit.ns.create_table_version({"id": table, "version": version, "manifest_path": staged})
+    assert await _versions(kit, table) == list(range(1, version + 1))
+    described = await kit.ns.describe_table_version({"id": table, "version": version})
+    assert described.version.version == version
+    assert await kit.count_rows(location) == 5
+    again, path_again = await _staged(kit, location)
+    await kit.refuses(
+        errors.ConcurrentModificationError,
+        kit.ns.create_table_version,
+        {"id": table, "version": version, "manifest_path": _as_writer_spells(location, path_again)},
+    )
+    missing = _as_writer_spells(location, f"_versions/{again}.manifest-missing")
+    await kit.refuses(
+        errors.InvalidInputError,
+        kit.ns.create_table_version,
+        {"id": table, "version": again, "manifest_path": missing},
+    )
+
+
+@scenario()
+async def batch_delete_table_versions_deletes_the_versions_in_its_ranges(kit: Kit) -> None:
+    """BatchDeleteTableVersions deletes the versions in its ranges (start inclusive, end
+    exclusive, -1 open) and answers how many; the others stay listed and the table
+    reads its latest version. Of a missing table it is TableNotFound (4)."""
+    table = kit.table("t")
+    location = await kit.create_table(table, rows=3)
+    await kit.write(location, 1, mode="append")
+    await kit.write(location, 1, mode="append")  # versions 1, 2, 3
+    deleted = await kit.ns.batch_delete_table_versions(
+        {"id": table, "ranges": [{"start_version": 1, "end_version": 3}]}
+    )
+    assert deleted.deleted_count == 2
+    assert await _versions(kit, table) == [3]
+    assert await kit.count_rows(location) == 5
+    await kit.refuses(
+        errors.TableNotFoundError,
+        kit.ns.batch_delete_table_versions,
+        {"id": kit.table("missing"), "ranges": [{"start_version": 1, "end_version": -1}]},
+    )
