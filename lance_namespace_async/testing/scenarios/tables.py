@@ -426,8 +426,26 @@ async def list_all_tables_lists_the_tables_of_every_namespace(kit: Kit) -> None:
     delimiter = kit.ns.delimiter
     listed = await kit.listed("list_all_tables", {"limit": kit.settings.page_size}, "tables")
     assert len(listed) == len(set(listed)), "a table listed twice"
+    assert listed == sorted(listed), "the pages are not in order"
     for table in (kit.table("t"), kit.table("u", other)):
         assert delimiter.join(table) in listed, f"{table} not listed"
+
+
+@scenario()
+async def list_all_tables_honours_delimiter_and_include_declared(kit: Kit) -> None:
+    """ListAllTables joins identifiers with the request's ``delimiter``, and with
+    ``include_declared=false`` leaves out the tables that are only declared."""
+    await kit.ns.declare_table({"id": kit.table("declared")})
+    await kit.create_table(kit.table("written"))
+    joined = "::".join
+    listed = await kit.listed("list_all_tables", {"delimiter": "::"}, "tables")
+    assert joined(kit.table("declared")) in listed, listed
+    assert joined(kit.table("written")) in listed, listed
+    with_data = await kit.listed(
+        "list_all_tables", {"delimiter": "::", "include_declared": False}, "tables"
+    )
+    assert joined(kit.table("written")) in with_data, with_data
+    assert joined(kit.table("declared")) not in with_data, "a declared table listed"
 
 
 @scenario()
