@@ -557,3 +557,37 @@ async def identifiers_with_unicode_and_spaces(kit: Kit, name: str) -> None:
     await kit.ns.drop_table({"id": table})
     await kit.ns.drop_namespace({"id": namespace})
     await gone(kit, namespace)
+
+
+# == list_operations =======================================================================
+
+
+@scenario()
+async def every_unlisted_operation_answers_unsupported(kit: Kit) -> None:
+    """An operation the backend's ``list_operations()`` leaves out answers
+    UnsupportedOperationError, code 0, to a well-formed request (every field the spec
+    requires) on an existing table: what it lists is what works."""
+    import pyarrow as pa
+
+    from ..._core.operations import OPERATIONS
+    from ..._core.request_samples import sample_request
+
+    listed = set(kit.backend.list_operations())
+    table = kit.table("t")
+    await kit.create_table(table)
+    for operation in OPERATIONS:
+        if operation.method in listed:
+            continue
+        request = sample_request(operation.request_model, table)
+        call = getattr(kit.ns, operation.method)
+        answer: object = None
+        try:
+            if operation.takes_data:
+                await call(request, pa.table({"x": [1]}))
+            else:
+                await call(request)
+        except errors.LanceNamespaceError as exc:
+            answer = exc
+        what = f"{operation.operation_id}, not listed, answered {answer!r}"
+        assert type(answer) is errors.UnsupportedOperationError, what
+        assert answer.code == 0, what
