@@ -585,6 +585,19 @@ class UnityNamespace(StorageTableOperations):
                 f"{what}: schema {catalog}.{schema} not found"
             ) from None
 
+    async def _rename_table(self, request: Any) -> Any:
+        """Unsupported, on purpose: Unity OSS has no rename call. Emulated (a new entry
+        at the same location, then the old one deleted), the table would come back
+        with another ``table_id``, so without the grants, owner, lineage and comment
+        Unity keeps by that id: a copy of a table presented as a rename."""
+        raise errors.UnsupportedOperationError(
+            "RenameTable is not supported by the unity backend: Unity Catalog OSS has no "
+            "rename call, and re-creating the entry under the new name would give the "
+            "table a new table_id, losing the grants, owner and lineage Unity keeps by it"
+        )
+
+    _rename_table.__lance_unsupported__ = True  # type: ignore[attr-defined]
+
     async def _declare_table(self, request: DeclareTableRequest) -> DeclareTableResponse:
         body = request.to_dict()
         catalog, schema, name = self._table(body)

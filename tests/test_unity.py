@@ -388,3 +388,17 @@ async def test_bearer_token(tmp_path: Path) -> None:
             with pytest.raises(errors.UnauthenticatedError) as caught:
                 await ns.list_namespaces()
             assert "nope" not in str(caught.value)
+
+
+async def test_rename_table_is_unsupported_and_says_why(ns: UnityNamespace, root: Path) -> None:
+    """Unity OSS has no rename call; we do not emulate one (a re-created entry gets a new
+    table_id, without the grants kept by the old one): code 0, the reason in the message,
+    the table untouched and not listed as an operation."""
+    await ns.create_namespace({"id": [CAT, "sales"]})
+    await ns.declare_table({"id": [CAT, "sales", "t"]})
+    with pytest.raises(errors.UnsupportedOperationError) as refused:
+        await ns.rename_table({"id": [CAT, "sales", "t"], "new_table_name": "u"})
+    assert refused.value.code == 0
+    assert "no rename call" in str(refused.value)
+    assert (await ns.list_tables({"id": [CAT, "sales"]})).tables == ["t"]
+    assert "rename_table" not in UnityNamespace.list_operations()

@@ -35,10 +35,14 @@ CreateTable writes the rows first and then registers the table through the
 backend's own RegisterTable; a failure of either step leaves neither behind. It
 writes only where it could undo the write: an empty location that the shared
 deletion rules of :class:`~.tables.LanceTables` allow deleting.
+
+ListAllTables is the same on every catalog too: a bounded-concurrency walk of the
+backend's own ListNamespaces and ListTables (:class:`~.._core.walk.ListAllTablesByWalking`).
 """
 
 from __future__ import annotations
 
+from .._core.walk import ListAllTablesByWalking
 from .data_ops import StorageDataOperations
 from .metadata_ops import StorageMetadataOperations
 from .version_ops import StorageVersionOperations
@@ -47,6 +51,10 @@ __all__ = ["StorageTableOperations"]
 
 
 class StorageTableOperations(
-    StorageDataOperations, StorageMetadataOperations, StorageVersionOperations
+    StorageDataOperations,
+    StorageMetadataOperations,
+    StorageVersionOperations,
+    ListAllTablesByWalking,
 ):
-    """The table operations of a catalog backend, run on storage through pylance."""
+    """The table operations of a catalog backend, run on storage through pylance, and
+    ListAllTables as a walk of its catalog (:mod:`.._core.walk`)."""

@@ -283,6 +283,16 @@ class IcebergNamespace(ManagedIcebergVersions):
         )
         return ListNamespacesResponse.from_dict({"namespaces": names, "page_token": token})
 
+    def _all_tables_roots(self) -> tuple[Identifier, ...]:
+        """ListAllTables walks the ``warehouses`` property's warehouses: the protocol
+        has no call listing them."""
+        if not self.config.warehouses:
+            raise errors.UnsupportedOperationError(
+                "ListAllTables is not supported by the iceberg backend without the "
+                "'warehouses' property: the Iceberg REST protocol cannot list warehouses"
+            )
+        return tuple((warehouse,) for warehouse in self.config.warehouses)
+
     async def _describe_namespace(
         self, request: DescribeNamespaceRequest
     ) -> DescribeNamespaceResponse:

@@ -56,6 +56,12 @@ class IcebergConfig(HttpConfig):
         "no prefix (/v1/namespaces), as for single-catalog servers like Iceberg's reference one",
     )
     list_concurrency: int = prop(default=16, parse=parse_positive_int)
+    warehouses: tuple[str, ...] = prop(
+        default=(),
+        parse=lambda value: tuple(part.strip() for part in value.split(",") if part.strip()),
+        doc="comma-separated warehouses ListAllTables walks (the Iceberg REST protocol "
+        "cannot list them); without any, ListAllTables is unsupported (code 0)",
+    )
     worker_threads: int = prop(default=8, parse=parse_positive_int)
     vend_credentials: bool = prop(default=False, parse=parse_bool, doc=VENDING_DOC)
     storage: dict[str, str] = prop(prefix="storage.", secret=True)

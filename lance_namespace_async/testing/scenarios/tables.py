@@ -426,8 +426,26 @@ async def list_all_tables_lists_the_tables_of_every_namespace(kit: Kit) -> None:
     delimiter = kit.ns.delimiter
     listed = await kit.listed("list_all_tables", {"limit": kit.settings.page_size}, "tables")
     assert len(listed) == len(set(listed)), "a table listed twice"
+    assert listed == sorted(listed), "the pages are not in order"
     for table in (kit.table("t"), kit.table("u", other)):
         assert delimiter.join(table) in listed, f"{table} not listed"
+
+
+@scenario()
+async def list_all_tables_honours_delimiter_and_include_declared(kit: Kit) -> None:
+    """ListAllTables joins identifiers with the request's ``delimiter``, and with
+    ``include_declared=false`` leaves out the tables that are only declared."""
+    await kit.ns.declare_table({"id": kit.table("declared")})
+    await kit.create_table(kit.table("written"))
+    joined = "::".join
+    listed = await kit.listed("list_all_tables", {"delimiter": "::"}, "tables")
+    assert joined(kit.table("declared")) in listed, listed
+    assert joined(kit.table("written")) in listed, listed
+    with_data = await kit.listed(
+        "list_all_tables", {"delimiter": "::", "include_declared": False}, "tables"
+    )
+    assert joined(kit.table("written")) in with_data, with_data
+    assert joined(kit.table("declared")) not in with_data, "a declared table listed"
 
 
 @scenario()
@@ -539,3 +557,37 @@ async def identifiers_with_unicode_and_spaces(kit: Kit, name: str) -> None:
     await kit.ns.drop_table({"id": table})
     await kit.ns.drop_namespace({"id": namespace})
     await gone(kit, namespace)
+
+
+# == list_operations =======================================================================
+
+
+@scenario()
+async def every_unlisted_operation_answers_unsupported(kit: Kit) -> None:
+    """An operation the backend's ``list_operations()`` leaves out answers
+    UnsupportedOperationError, code 0, to a well-formed request (every field the spec
+    requires) on an existing table: what it lists is what works."""
+    import pyarrow as pa
+
+    from ..._core.operations import OPERATIONS
+    from ..._core.request_samples import sample_request
+
+    listed = set(kit.backend.list_operations())
+    table = kit.table("t")
+    await kit.create_table(table)
+    for operation in OPERATIONS:
+        if operation.method in listed:
+            continue
+        request = sample_request(operation.request_model, table)
+        call = getattr(kit.ns, operation.method)
+        answer: object = None
+        try:
+            if operation.takes_data:
+                await call(request, pa.table({"x": [1]}))
+            else:
+                await call(request)
+        except errors.LanceNamespaceError as exc:
+            answer = exc
+        what = f"{operation.operation_id}, not listed, answered {answer!r}"
+        assert type(answer) is errors.UnsupportedOperationError, what
+        assert answer.code == 0, what
