@@ -235,7 +235,7 @@ async def test_our_own_declare_carries_the_copy_to_its_version(
     assert carried is not None
     assert carried.version == lance.dataset(str(root / "__manifest")).version
     assert "a$fresh" in carried.table_ids
-    assert "fresh" in carried.children["a"]
+    assert "a$fresh" in carried.children["a"]
     assert carried.children["a"] == sorted(carried.children["a"])
     assert snapshots.described(("a", "fresh"), carried.tables["a$fresh"])["location"] == (
         declared.location

@@ -41,14 +41,15 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ._manifest import MANIFEST_DIR
 from ._open_datasets import OpenDatasets
 
-__all__ = ["PLAIN_LOCATION", "ManifestSnapshots", "Snapshot", "TablePlaces"]
+__all__ = ["PLAIN_LOCATION", "ManifestSnapshots", "Snapshot", "TableIds", "TablePlaces"]
 
 #: the directory must have been still this long before its rows are trusted
 SETTLED_NS = 1_000_000_000
@@ -208,19 +209,43 @@ class Snapshot:
     settled: bool
     #: object id -> stored location, for tables without metadata or base objects
     tables: dict[str, str]
-    #: object ids of every table
-    table_ids: set[str]
+    #: object ids of the other tables (rows the copy leaves to pylance)
+    others: set[str]
     #: object ids of namespaces
     namespaces: frozenset[str]
-    #: namespace object id ("" for the root) -> names of its tables, sorted
+    #: namespace object id ("" for the root) -> object ids of its tables, sorted (the
+    #: same order as their names; no second string per table is kept)
     children: dict[str, list[str]]
     #: where the tables are, for "which table is stored there" (built on first use)
     places: TablePlaces = field(default_factory=lambda: TablePlaces())
 
     @property
+    def table_ids(self) -> TableIds:
+        """The object ids of every table."""
+        return TableIds(self.tables, self.others)
+
+    @property
     def complete(self) -> bool:
         """Whether every table has a plain location in the root (none left to pylance)."""
-        return len(self.tables) == len(self.table_ids)
+        return not self.others
+
+
+class TableIds(AbstractSet[str]):
+    """The object ids of a copy's tables, as a set: its plain rows and the others."""
+
+    def __init__(self, tables: dict[str, str], others: set[str]) -> None:
+        self._tables = tables
+        self._others = others
+
+    def __contains__(self, object_id: object) -> bool:
+        return object_id in self._tables or object_id in self._others
+
+    def __iter__(self) -> Iterator[str]:
+        yield from list(self._tables)
+        yield from list(self._others)
+
+    def __len__(self) -> int:
+        return len(self._tables) + len(self._others)
 
 
 def _settled(state: _State) -> bool:
@@ -403,28 +428,29 @@ class ManifestSnapshots:
         settled: bool = False,
     ) -> Snapshot:
         tables: dict[str, str] = {}
+        others: set[str] = set()
         namespaces: set[str] = set()
         children: dict[str, list[str]] = {}
-        table_ids: set[str] = set()
         delimiter = self._delimiter
         plain = PLAIN_LOCATION.fullmatch
         for object_id, kind, location, extra in zip(*rows, strict=True):
             if kind == "namespace":
                 namespaces.add(object_id)
             elif kind == "table":
-                parent, _, name = object_id.rpartition(delimiter)
-                children.setdefault(parent, []).append(name)
-                table_ids.add(object_id)
+                parent = object_id.rpartition(delimiter)[0]
+                children.setdefault(parent, []).append(object_id)
                 if not extra and location is not None and plain(location):
                     tables[object_id] = location
-        for names in children.values():
-            names.sort()
+                else:
+                    others.add(object_id)
+        for ids in children.values():
+            ids.sort()
         return Snapshot(
             state,
             version,
             settled or version is None,
             tables,
-            table_ids,
+            others,
             frozenset(namespaces),
             children,
         )
@@ -452,11 +478,12 @@ class ManifestSnapshots:
             stored = None
 
         def add(snapshot: Snapshot) -> None:
-            parent, _, name = object_id.rpartition(self._delimiter)
-            bisect.insort(snapshot.children.setdefault(parent, []), name)
-            snapshot.table_ids.add(object_id)
+            parent = object_id.rpartition(self._delimiter)[0]
+            bisect.insort(snapshot.children.setdefault(parent, []), object_id)
             if stored is not None:
                 snapshot.tables[object_id] = stored
+            else:
+                snapshot.others.add(object_id)
             snapshot.places.added(object_id, stored)
 
         self._carry(before, add)
@@ -467,12 +494,12 @@ class ManifestSnapshots:
             return
 
         def remove(snapshot: Snapshot) -> None:
-            parent, _, name = object_id.rpartition(self._delimiter)
-            names = snapshot.children.get(parent, [])
-            at = bisect.bisect_left(names, name)
-            if at < len(names) and names[at] == name:
-                del names[at]
-            snapshot.table_ids.discard(object_id)
+            parent = object_id.rpartition(self._delimiter)[0]
+            ids = snapshot.children.get(parent, [])
+            at = bisect.bisect_left(ids, object_id)
+            if at < len(ids) and ids[at] == object_id:
+                del ids[at]
+            snapshot.others.discard(object_id)
             snapshot.places.removed(object_id, snapshot.tables.pop(object_id, None))
 
         self._carry(before, remove)

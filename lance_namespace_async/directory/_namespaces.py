@@ -173,7 +173,8 @@ class NamespaceOperations(DirectoryCore):
         if namespace and include_declared:
             snapshot = await self._snapshot()
             if snapshot is not None and manifest_id(namespace) in snapshot.namespaces:
-                return list(snapshot.children.get(manifest_id(namespace), ()))
+                skip = len(manifest_id(namespace)) + len(self.delimiter)
+                return [oid[skip:] for oid in snapshot.children.get(manifest_id(namespace), ())]
         if not namespace:
             found = await self._run(self._root_table_names, include_declared)
             if found is not None:
@@ -247,8 +248,11 @@ class NamespaceOperations(DirectoryCore):
         if namespace and include_declared:
             snapshot = await self._snapshot()
             if snapshot is not None and manifest_id(namespace) in snapshot.namespaces:
-                names = snapshot.children.get(manifest_id(namespace), [])
-                page, token = _page_of_sorted(names, body.get("page_token"), body.get("limit"))
+                ids = snapshot.children.get(manifest_id(namespace), [])
+                prefix = manifest_id(namespace) + self.delimiter
+                page, token = _page_of_sorted(
+                    ids, prefix, body.get("page_token"), body.get("limit")
+                )
                 return ListTablesResponse.from_dict({"tables": page, "page_token": token})
         names = await self._table_names(namespace, include_declared=include_declared)
         page, token = page_of(names, body.get("page_token"), body.get("limit"))
@@ -272,15 +276,17 @@ class NamespaceOperations(DirectoryCore):
         return ListTablesResponse.from_dict({"tables": page, "page_token": token})
 
 
-def _page_of_sorted(names: list[str], page_token: Any, limit: Any) -> tuple[list[str], str | None]:
-    """:func:`page_of` over names already sorted and unique (the manifest copy's): one
-    page costs its own length, not the namespace's (a bisect finds where it starts)."""
+def _page_of_sorted(
+    ids: list[str], prefix: str, page_token: Any, limit: Any
+) -> tuple[list[str], str | None]:
+    """:func:`page_of` over the names of object ids ``<prefix><name>`` already sorted and
+    unique (the manifest copy's): one page costs its own length, not the namespace's (a
+    bisect finds where it starts)."""
     start = token_of(page_token)
     size = check_limit(limit)
-    first = 0 if start is None else bisect.bisect_right(names, start)
-    if size is None:
-        return names[first:], None
-    page = names[first : first + size]
-    if first + size >= len(names):
+    first = 0 if start is None else bisect.bisect_right(ids, prefix + start)
+    end = len(ids) if size is None else min(len(ids), first + size)
+    page = [oid[len(prefix) :] for oid in ids[first:end]]
+    if end >= len(ids) or not page:
         return page, None
     return page, page[-1]

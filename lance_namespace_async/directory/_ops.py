@@ -213,22 +213,32 @@ _OWN = {
 }
 
 
+#: operations pylance's DirectoryNamespace has a method for that may answer "not
+#: implemented" (the lance-namespace trait's defaults, which pylance 14.0.2 keeps for
+#: these three): asked of the pylance installed (:func:`_pylance_unimplemented`)
+_MAYBE_DEFAULTED = frozenset(
+    {"create_materialized_view", "refresh_materialized_view", "alter_table_backfill_columns"}
+)
+
+
 def _pylance_runs(method: str) -> bool:
     """Whether pylance's DirectoryNamespace really runs ``method``: it has the method,
     and calling it does not answer "not implemented" (:func:`_pylance_unimplemented`)."""
     from lance.lance import PyDirectoryNamespace  # type: ignore[attr-defined]
 
-    return hasattr(PyDirectoryNamespace, method) and method not in _pylance_unimplemented()
+    if not hasattr(PyDirectoryNamespace, method):
+        return False
+    return method not in _MAYBE_DEFAULTED or method not in _pylance_unimplemented()
 
 
 @functools.cache
 def _pylance_unimplemented() -> frozenset[str]:
-    """The operations pylance's DirectoryNamespace has a method for but answers "not
-    implemented" (pylance 14.0.2: CreateMaterializedView, RefreshMaterializedView,
-    AlterTableBackfillColumns: the trait's defaults), found by calling each once, in a
-    directory of its own, with a request holding every field the spec requires (pylance
-    reads the request before its default answers): the answer of the pylance installed,
-    so an upgrade that implements one lists it with no change here."""
+    """Which of ``_MAYBE_DEFAULTED`` pylance's DirectoryNamespace answers "not
+    implemented" (pylance 14.0.2: all three), found by calling each once, in a directory
+    of its own, with a request holding every field the spec requires (pylance reads the
+    request before its default answers): the answer of the pylance installed, so an
+    upgrade that implements one lists it with no change here (tens of milliseconds,
+    once per process)."""
     import tempfile
 
     from lance.namespace import DirectoryNamespace
@@ -239,6 +249,8 @@ def _pylance_unimplemented() -> frozenset[str]:
     with tempfile.TemporaryDirectory(prefix="lance-ns-probe-") as place:
         inner = DirectoryNamespace(root=place)._inner  # type: ignore[no-untyped-call]
         for operation in OPERATIONS:
+            if operation.method not in _MAYBE_DEFAULTED:
+                continue
             function = getattr(inner, operation.method, None)
             if function is None:
                 continue
