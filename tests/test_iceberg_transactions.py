@@ -7,8 +7,8 @@ CommitTransaction and checks every table's ``assert-ref-snapshot-id`` before it 
 any; and the suite's Iceberg look-alike (tests/iceberg_rest_server.py), which does not
 serve the route (it answers 404 or 501, as told), for the fallback. Tables are real
 Lance tables in the test's temporary directory; a table's next version is written by
-pylance and its manifest moved to a staging name, as a managed-versioning writer stages it. pyiceberg's
-RestCatalog is the independent reader of the catalog.
+pylance and its manifest moved to a staging name, as a managed-versioning writer stages
+it. pyiceberg's RestCatalog is the independent reader of the catalog.
 """
 
 from __future__ import annotations
