@@ -119,17 +119,24 @@ class ManagedIcebergBatches(ManagedIcebergVersions):
         if not isinstance(operations, list):
             return await super()._batch_commit_tables(request)  # its InvalidInput
         managed: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
+        missing: errors.TableNotFoundError | None = None
         for index, item in enumerate(operations):
             record = _version_record(item)
             if record is None:
                 continue
             warehouse, levels, name = self._table_parts(record)
             what = f"BatchCommitTables operations[{index}]"
-            metadata = await self._load_lance_table(warehouse, levels, name, what)
+            try:
+                metadata = await self._load_lance_table(warehouse, levels, name, what)
+            except errors.TableNotFoundError as exc:
+                missing = missing or exc
+                continue
             if self._is_managed(metadata.get("properties") or {}):
                 managed.append((index, record, metadata))
-        if not managed:
+        if not managed:  # the storage batch, which judges every operation as before
             return await super()._batch_commit_tables(request)
+        if missing is not None:
+            raise missing
         if len(managed) != len(operations):
             raise errors.InvalidInputError(
                 "BatchCommitTables: a batch that commits versions of managed_by=impl tables "
