@@ -26,6 +26,7 @@ import pytest
 
 pytest.importorskip("pyiceberg")
 
+from fault_proxy import fault_proxy
 from iceberg_real_server import ReferenceIcebergServer, unique_name
 from iceberg_rest_server import iceberg_catalog
 
@@ -250,3 +251,40 @@ async def test_a_catalog_without_the_route_commits_one_table_and_refuses_several
             assert await xs(ns, tables[1]) == [0]
             metadata = lookalike.rest_client(WH).load_table(("db", "b")).metadata
             assert metadata.current_snapshot_id == 1
+
+
+async def test_a_transaction_whose_answer_was_lost_is_finished_by_the_next_reader(
+    iceberg_reference: ReferenceIcebergServer, tmp_path: Path
+) -> None:
+    # the catalog committed, the answer never came (the connection reset after the
+    # request was forwarded): the staged manifests are kept, and reading each table
+    # through the namespace gives the catalog's version its final manifest
+    place = unique_name("itxn_lost")
+    iceberg_reference.rest_client().create_namespace(place)
+    with fault_proxy(iceberg_reference.uri) as proxy:
+        properties = {
+            **iceberg_reference.properties(root=str(tmp_path / "root")),
+            "endpoint": proxy.uri,
+        }
+        async with lna.connect("iceberg", properties) as ns:
+            assert isinstance(ns, IcebergNamespace)
+            tables = [[WH, place, "a"], [WH, place, "b"]]
+            locations = [str(tmp_path / "a"), str(tmp_path / "b")]
+            for table, location in zip(tables, locations, strict=True):
+                await managed_table(ns, table, location)
+            staged = [staged_version(location, 1) for location in locations]
+            proxy.reset_next(
+                1, after_forwarding=True, match=lambda seen: "transactions" in seen.target
+            )
+            operations = [record(t, v, p) for t, (v, p) in zip(tables, staged, strict=True)]
+            with pytest.raises(errors.LanceNamespaceError) as caught:
+                await ns.batch_commit_tables({"operations": operations})
+            assert not isinstance(caught.value, errors.ConcurrentModificationError)
+            assert len(proxy.forwarded(lambda seen: "transactions" in seen.target)) == 1
+            # storage still at version 1: nothing renamed while the outcome was unknown
+            assert [lance.dataset(location).version for location in locations] == [1, 1]
+            for table, location in zip(tables, locations, strict=True):
+                assert (await ns.describe_table({"id": table})).version == 2
+                assert lance.dataset(location).version == 2
+            assert await xs(ns, tables[0]) == [0, 1]
+            assert await xs(ns, tables[1]) == [0, 1]
