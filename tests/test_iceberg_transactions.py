@@ -171,7 +171,7 @@ async def test_a_conflict_on_one_table_leaves_every_table_unchanged_and_answers_
     assert await xs(ns, tables[0]) == [0, 1]
 
 
-async def test_bad_entries_and_mixed_batches_are_refused_before_the_catalog_is_asked(
+async def test_bad_entries_are_refused_before_anything_changes(
     reference_ns: tuple[IcebergNamespace, str],
     iceberg_reference: ReferenceIcebergServer,
     tmp_path: Path,
@@ -183,19 +183,17 @@ async def test_bad_entries_and_mixed_batches_are_refused_before_the_catalog_is_a
     lance.write_dataset(rows(0), str(tmp_path / "s"))
     await ns.register_table({"id": plain, "location": str(tmp_path / "s")})
     version, path = staged_version(location, 1)
-    other_version, other_path = staged_version(str(tmp_path / "s"), 1)
 
     refusals: list[tuple[type[errors.LanceNamespaceError], str | None, list[dict[str, Any]]]] = [
-        # a managed table's record with a storage-managed table's record: two commits
+        # the catalog's transaction comes last: no other operation may name its tables
         (
             errors.InvalidInputError,
-            "only their create_table_version",
-            [record(managed, version, path), record(plain, other_version, other_path)],
-        ),
-        (
-            errors.InvalidInputError,
-            "only their create_table_version",
-            [record(managed, version, path), {"deregister_table": {"id": plain}}],
+            "names a managed_by=impl table",
+            [
+                {"deregister_table": {"id": plain}},
+                {"deregister_table": {"id": managed}},
+                record(managed, version, path),
+            ],
         ),
         (
             errors.InvalidInputError,
@@ -205,6 +203,15 @@ async def test_bad_entries_and_mixed_batches_are_refused_before_the_catalog_is_a
         (errors.InvalidInputError, "is not version", [record(managed, version + 1, path)]),
         (errors.InvalidInputError, "not a staged", [record(managed, version, "_versions/x")]),
         (errors.TableNotFoundError, None, [record([WH, place, "missing"], 2, path)]),
+        (  # a storage table's bad record, checked before the declare is applied
+            errors.InvalidInputError,
+            None,
+            [
+                {"declare_table": {"id": [WH, place, "c"]}},
+                record(managed, version, path),
+                record(plain, 2, "_versions/nothing-here"),
+            ],
+        ),
     ]
     for expected, reason, operations in refusals:
         with pytest.raises(expected, match=reason):
@@ -214,6 +221,72 @@ async def test_bad_entries_and_mixed_batches_are_refused_before_the_catalog_is_a
     assert (await ns.describe_table({"id": managed})).version == 1
     assert os.path.isfile(os.path.join(location, path))  # the writer's staged file is kept
     await ns.table_exists({"id": plain})  # not deregistered
+    assert (await ns.list_tables({"id": [WH, place]})).tables == ["m", "s"]
+
+
+async def versions(ns: IcebergNamespace, table: list[str]) -> list[int]:
+    return sorted(v.version for v in (await ns.list_table_versions({"id": table})).versions)
+
+
+async def test_a_mixed_batch_lands_whole_or_not_at_all(
+    reference_ns: tuple[IcebergNamespace, str],
+    iceberg_reference: ReferenceIcebergServer,
+    tmp_path: Path,
+) -> None:
+    # a managed table's version (the catalog's transaction, last) with a storage-managed
+    # table's version record and a declare (on storage, undone if the transaction fails)
+    ns, place = reference_ns
+    managed, plain, declared = [WH, place, "m"], [WH, place, "s"], [WH, place, "c"]
+    m_location, s_location = str(tmp_path / "m"), str(tmp_path / "s")
+    await managed_table(ns, managed, m_location)
+    lance.write_dataset(rows(0), s_location)
+    await ns.register_table({"id": plain, "location": s_location})
+    (mv, mp), (sv, sp) = staged_version(m_location, 1), staged_version(s_location, 2)
+    operations = [
+        {"declare_table": {"id": declared}},
+        record(plain, sv, sp),
+        record(managed, mv, mp),
+    ]
+    pyiceberg = iceberg_reference.rest_client()
+
+    # 1. the catalog refuses (another writer advanced the managed table): nothing lands
+    with lna.connect_sync("iceberg", iceberg_reference.properties(root=str(tmp_path))) as other:
+        lance.write_dataset(rows(7), namespace_client=other, table_id=managed, mode="append")
+    with pytest.raises(errors.ConcurrentModificationError):
+        await ns.batch_commit_tables({"operations": operations})
+    assert await versions(ns, plain) == [1]
+    assert lance.dataset(s_location).version == 1
+    assert (await ns.list_tables({"id": [WH, place]})).tables == ["m", "s"]
+    assert pyiceberg.load_table((place, "m")).metadata.current_snapshot_id == 2
+
+    # 2. a storage operation fails (its version exists): the catalog is never asked
+    mv, mp = staged_version(m_location, 1)  # version 3, on the other writer's 2
+    taken = record(plain, 1, sp)
+    with pytest.raises(errors.ConcurrentModificationError):
+        await ns.batch_commit_tables(
+            {"operations": [*operations[:2], record(managed, mv, mp), taken]}
+        )
+    assert pyiceberg.load_table((place, "m")).metadata.current_snapshot_id == 2
+    assert await versions(ns, plain) == [1]
+    assert (await ns.list_tables({"id": [WH, place]})).tables == ["m", "s"]
+
+    # 3. all of it
+    answer = await ns.batch_commit_tables(
+        {"operations": [*operations[:2], record(managed, mv, mp)]}
+    )
+    results = [result.to_dict() for result in answer.results]
+    assert [next(iter(r)) for r in results] == [
+        "declare_table",
+        "create_table_version",
+        "create_table_version",
+    ]
+    assert results[1]["create_table_version"]["version"]["version"] == 2
+    assert results[2]["create_table_version"]["version"]["version"] == 3
+    assert pyiceberg.load_table((place, "m")).metadata.current_snapshot_id == 3
+    assert await xs(ns, managed) == [0, 1, 7]
+    assert await versions(ns, plain) == [1, 2]
+    assert sorted(lance.dataset(s_location).to_table().column("x").to_pylist()) == [0, 2]
+    assert (await ns.list_tables({"id": [WH, place]})).tables == ["c", "m", "s"]
 
 
 @pytest.mark.parametrize("status", [404, 501])

@@ -20,10 +20,16 @@ whose answer was lost leaves staged manifests that the catalog may have accepted
 snapshots record their staged names (``lance-staged``) and the next DescribeTable
 finishes the renames (:func:`._managed._finish_lost_rename`).
 
-A batch is either this or the storage batch of :mod:`.._storage.version_batches`:
-one that records a version of a ``managed_by=impl`` table holds only such records
-(InvalidInput, 13, for a mixed batch: the two commits could not be made one), one
-table each, in one warehouse (one catalog).
+A batch may mix them with operations on storage-managed tables (declares, their version
+records and deletions, deregisters): those are applied by the storage batch of
+:mod:`.._storage.version_batches`, in order and with undo steps, and the catalog's
+transaction comes last (:data:`~.._storage.version_batches.Elsewhere`), so a refused
+transaction undoes them and a failed storage operation means the catalog is never
+asked. The guarantee is then the storage batch's: a reader may see a storage
+operation of a batch that is later undone, never the outcome of a failed batch. A
+managed table gets one version per batch, and no other operation of the batch may
+name it (InvalidInput, 13: the transaction's place in the order is last); all of
+them are in one warehouse (one catalog).
 
 A catalog without the route (404 without an Iceberg error type, 405 or 501) is
 noted once per backend object, with one warning in the log; from then on a batch of
@@ -45,6 +51,7 @@ import attrs
 from .. import errors
 from .._core.base import json_data
 from .._core.identifiers import Identifier
+from .._storage.version_batches import batch_commit_tables
 from ._managed import ManagedIcebergVersions, _finalize, _require_file, _staged_manifest
 from ._mapping import snapshot_updates
 
@@ -95,6 +102,16 @@ class _Change:
         }
 
 
+def _table_named(item: Any) -> tuple[str, ...] | None:
+    """The table id an operation of a batch names (None for a malformed one)."""
+    if not isinstance(item, dict):
+        return None
+    for body in item.values():
+        if isinstance(body, dict) and isinstance(body.get("id"), list):
+            return tuple(str(part) for part in body["id"])
+    return None
+
+
 def _version_record(item: Any) -> dict[str, Any] | None:
     """The ``create_table_version`` body of a batch operation that holds only that."""
     if not isinstance(item, dict):
@@ -119,7 +136,6 @@ class ManagedIcebergBatches(ManagedIcebergVersions):
         if not isinstance(operations, list):
             return await super()._batch_commit_tables(request)  # its InvalidInput
         managed: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
-        missing: errors.TableNotFoundError | None = None
         for index, item in enumerate(operations):
             record = _version_record(item)
             if record is None:
@@ -128,36 +144,39 @@ class ManagedIcebergBatches(ManagedIcebergVersions):
             what = f"BatchCommitTables operations[{index}]"
             try:
                 metadata = await self._load_lance_table(warehouse, levels, name, what)
-            except errors.TableNotFoundError as exc:
-                missing = missing or exc
-                continue
+            except errors.TableNotFoundError:
+                continue  # the storage batch judges it (a table the batch declares, say)
             if self._is_managed(metadata.get("properties") or {}):
                 managed.append((index, record, metadata))
         if not managed:  # the storage batch, which judges every operation as before
             return await super()._batch_commit_tables(request)
-        if missing is not None:
-            raise missing
-        if len(managed) != len(operations):
-            raise errors.InvalidInputError(
-                "BatchCommitTables: a batch that commits versions of managed_by=impl tables "
-                "(one catalog transaction) may hold only their create_table_version "
-                "operations; commit the storage-managed tables' operations in a batch of "
-                "their own"
-            )
         tables = [tuple(record["id"]) for _, record, _ in managed]  # checked above
         if len(set(tables)) != len(tables):
             raise errors.InvalidInputError(
                 "BatchCommitTables: a managed_by=impl table may get one version per batch"
             )
+        indices = frozenset(index for index, _, _ in managed)
+        for index, item in enumerate(operations):
+            if index not in indices and _table_named(item) in tables:
+                raise errors.InvalidInputError(
+                    f"BatchCommitTables: operations[{index}] names a managed_by=impl table "
+                    "whose version the batch commits in the catalog's transaction, which "
+                    "comes after every other operation: commit it in a batch of its own"
+                )
+        # every version record checked before anything changes
         changes = [await self._change(index, record, meta) for index, record, meta in managed]
-        await self._commit_changes(changes)
-        for change in changes:  # the catalog took them: the manifests get their final names
-            await anyio.to_thread.run_sync(_finalize, change.staged, change.final)
-        if self._tooling:
-            for change in changes:
-                location = str(change.metadata.get("location") or "")
-                await self._follow_schema(change.table, location, change.version, "BatchCommit")
-        return await self._answer(changes)
+
+        async def commit() -> dict[int, dict[str, Any]]:
+            # last, after the batch's other operations landed: its failure undoes them;
+            # once the catalog took it nothing may undo them (hence the shield)
+            await self._commit_changes(changes)
+            landed: dict[int, dict[str, Any]] = {}
+            with anyio.CancelScope(shield=True):
+                landed = await self._land(changes)
+            return landed
+
+        elsewhere = (indices, commit)
+        return await batch_commit_tables(self._version_host(), request, elsewhere=elsewhere)
 
     async def _change(
         self, index: int, record: dict[str, Any], metadata: Mapping[str, Any]
@@ -250,17 +269,35 @@ class ManagedIcebergBatches(ManagedIcebergVersions):
             state.retried_ambiguously,
         )
 
-    async def _answer(self, changes: list[_Change]) -> Any:
-        from ..models import BatchCommitTablesResponse, DescribeTableVersionRequest
+    async def _land(self, changes: list[_Change]) -> dict[int, dict[str, Any]]:
+        """After the catalog committed: the manifests get their final names (a rename
+        that fails is finished by the next reader), tooling's schemas follow, and each
+        operation's result. Nothing here raises: the batch has landed."""
+        from ..models import DescribeTableVersionRequest
 
-        results = []
+        results: dict[int, dict[str, Any]] = {}
         for change in changes:
-            asked = {"id": change.table, "version": change.version}
-            described = await self._describe_table_version(
-                DescribeTableVersionRequest.from_dict(asked)
-            )
-            results.append({"create_table_version": {"version": described.version.to_dict()}})
-        return BatchCommitTablesResponse.from_dict({"results": results})
+            answer: dict[str, Any] = {"version": change.version, "manifest_path": change.final}
+            try:
+                await anyio.to_thread.run_sync(_finalize, change.staged, change.final)
+                if self._tooling:
+                    location = str(change.metadata.get("location") or "")
+                    await self._follow_schema(change.table, location, change.version, "Batch")
+                asked = {"id": change.table, "version": change.version}
+                described = await self._describe_table_version(
+                    DescribeTableVersionRequest.from_dict(asked)
+                )
+                answer = described.version.to_dict()
+            except (OSError, errors.LanceNamespaceError) as exc:
+                logger.warning(
+                    "BatchCommitTables: version %d of %s is committed to the catalog; "
+                    "finishing it on storage failed (%s), the next reader finishes it",
+                    change.version,
+                    ".".join(change.table),
+                    type(exc).__name__,
+                )
+            results[change.index] = {"create_table_version": {"version": answer}}
+        return results
 
 
 def _names_missing_things(content: bytes) -> bool:
