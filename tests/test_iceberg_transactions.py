@@ -361,3 +361,31 @@ async def test_a_transaction_whose_answer_was_lost_is_finished_by_the_next_reade
                 assert lance.dataset(location).version == 2
             assert await xs(ns, tables[0]) == [0, 1]
             assert await xs(ns, tables[1]) == [0, 1]
+
+
+async def test_tooling_mode_shows_each_tables_new_columns_after_the_transaction(
+    iceberg_reference: ReferenceIcebergServer, tmp_path: Path
+) -> None:
+    place = unique_name("itxn_tool")
+    iceberg_reference.rest_client().create_namespace(place)
+    properties = iceberg_reference.properties(root=str(tmp_path / "r"), iceberg_tooling="true")
+    async with lna.connect("iceberg", properties) as ns:
+        assert isinstance(ns, IcebergNamespace)
+        tables = [[WH, place, "a"], [WH, place, "b"]]
+        locations = [str(tmp_path / "a"), str(tmp_path / "b")]
+        operations = []
+        for table, location in zip(tables, locations, strict=True):
+            await managed_table(ns, table, location)
+            dataset = lance.dataset(location)
+            dataset.add_columns({"doubled": "x * 2"})  # version 2, on storage
+            final = f"{2**64 - 3:020d}.manifest"
+            staged = f"{final}-{secrets.token_hex(4)}"
+            versions = os.path.join(location, "_versions")
+            os.rename(os.path.join(versions, final), os.path.join(versions, staged))
+            operations.append(record(table, 2, f"_versions/{staged}"))
+        await ns.batch_commit_tables({"operations": operations})
+    pyiceberg = iceberg_reference.rest_client()
+    for name in ("a", "b"):
+        loaded = pyiceberg.load_table((place, name))
+        assert loaded.metadata.current_snapshot_id == 2
+        assert [field.name for field in loaded.schema().fields] == ["x", "doubled"]
