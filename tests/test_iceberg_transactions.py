@@ -311,6 +311,13 @@ async def test_a_catalog_without_the_route_commits_one_table_and_refuses_several
                         await ns.batch_commit_tables({"operations": both})
                     assert caught.value.code == 0
                     assert "CommitTransaction" in caught.value.message
+                # known now: refused before the batch's storage operations are applied
+                declare = {"declare_table": {"id": [WH, "db", "c"]}}
+                asked_before = list(lookalike.requests)
+                with pytest.raises(errors.UnsupportedOperationError):
+                    await ns.batch_commit_tables({"operations": [declare, *both]})
+                assert [m for m, _ in lookalike.requests[len(asked_before) :]] == ["GET"] * 2
+                assert (await ns.list_tables({"id": [WH, "db"]})).tables == ["a", "b"]
                 # one table: UpdateTable, atomic by itself
                 answer = await ns.batch_commit_tables({"operations": both[:1]})
             assert answer.results[0].to_dict()["create_table_version"]["version"]["version"] == 2

@@ -165,11 +165,12 @@ class ManagedIcebergBatches(ManagedIcebergVersions):
                 )
         # every version record checked before anything changes
         changes = [await self._change(index, record, meta) for index, record, meta in managed]
+        base = await self._transaction_base(changes)
 
         async def commit() -> dict[int, dict[str, Any]]:
             # last, after the batch's other operations landed: its failure undoes them;
             # once the catalog took it nothing may undo them (hence the shield)
-            await self._commit_changes(changes)
+            await self._commit_changes(base, changes)
             landed: dict[int, dict[str, Any]] = {}
             with anyio.CancelScope(shield=True):
                 landed = await self._land(changes)
@@ -201,9 +202,9 @@ class ManagedIcebergBatches(ManagedIcebergVersions):
             raise errors.InvalidInputError(f"{what}: manifest_size {size!r} is not the file's size")
         return _Change(index, table, levels, name, dict(metadata), version, staged, final)
 
-    async def _commit_changes(self, changes: list[_Change]) -> None:
-        """The catalog's transaction; on a catalog without one, the fallback (module
-        docstring)."""
+    async def _transaction_base(self, changes: list[_Change]) -> str:
+        """The API base (``/v1/<prefix>``) of the one catalog of the batch's managed
+        tables, refused (before anything changes) where the transaction cannot be made."""
         bases = {await self._rest.base(change.table[0]) for change in changes}
         if len(bases) != 1:
             raise errors.InvalidInputError(
@@ -211,15 +212,18 @@ class ManagedIcebergBatches(ManagedIcebergVersions):
                 "warehouse (one catalog transaction)"
             )
         base = bases.pop()
+        if len(changes) > 1 and base in (self._without_transactions or set()):
+            raise _no_transactions(base)
+        return base
+
+    async def _commit_changes(self, base: str, changes: list[_Change]) -> None:
+        """The catalog's transaction; on a catalog without one, the fallback (module
+        docstring)."""
         missing = self._without_transactions or set()
         if base not in missing and await self._commit_transaction(base, changes):
             return
         if len(changes) > 1:
-            raise errors.UnsupportedOperationError(
-                "BatchCommitTables of several managed_by=impl tables needs the catalog's "
-                f"CommitTransaction (POST {base}/transactions/commit), which this catalog "
-                "does not serve; nothing was changed"
-            )
+            raise _no_transactions(base)
         change = changes[0]
         await self.commit_snapshot(
             change.table,
@@ -298,6 +302,14 @@ class ManagedIcebergBatches(ManagedIcebergVersions):
                 )
             results[change.index] = {"create_table_version": {"version": answer}}
         return results
+
+
+def _no_transactions(base: str) -> errors.UnsupportedOperationError:
+    return errors.UnsupportedOperationError(
+        "BatchCommitTables of several managed_by=impl tables needs the catalog's "
+        f"CommitTransaction (POST {base}/transactions/commit), which this catalog "
+        "does not serve; nothing was changed"
+    )
 
 
 def _names_missing_things(content: bytes) -> bool:
