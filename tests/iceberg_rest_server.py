@@ -313,7 +313,11 @@ class IcebergCatalogServer(SpecCheckedServer):
             "updateTable": self._update_table,
             "dropTable": self._drop_table,
             "renameTable": self._rename_table,
+            "commitTransaction": self._commit_transaction,
         }
+        #: what CommitTransaction answers: the look-alike does not serve it, as a catalog
+        #: without the route would answer (404, or 501 Not Implemented)
+        self.transactions_status = 404
         #: issues S3 credentials for a table location (``access_key_id``, ``secret_access_key``,
         #: ``session_token``, ``expiration_millis``); None: nothing is vended, header or not
         self.credential_vendor: Callable[[str], dict[str, Any]] | None = None
@@ -714,6 +718,9 @@ class IcebergCatalogServer(SpecCheckedServer):
             "metadata": _metadata_json(response.metadata),
         }
         return _Reply(200, body)
+
+    def _commit_transaction(self, call: _Call) -> _Reply:
+        return _error(self.transactions_status, "NotImplementedException", "no transactions")
 
     def _drop_table(self, call: _Call) -> _Reply:
         catalog = _catalog(call)

@@ -20,7 +20,9 @@ declared, re-registers tables it deregistered) before the error is raised. Stage
 manifests and deleted versions are removed for good only once the whole batch has
 landed. Batches of one namespace object run one at a time. A reader may see an
 entry of a batch that is later undone (storage has no multi-file transaction); it
-never sees the outcome of a failed batch.
+never sees the outcome of a failed batch. A backend may leave some operations of a
+BatchCommitTables to a commit of its own (:data:`Elsewhere`: the Iceberg catalog's
+transaction of ``managed_by=impl`` tables), run after all others landed.
 
 The undo steps need the files of the tables, so these operations need tables on a
 local filesystem (UnsupportedOperation, 0, on an object store). Declares and
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BatchHost",
+    "Elsewhere",
     "batch_commit_tables",
     "batch_create_table_versions",
     "batch_delete_table_versions",
@@ -497,9 +500,17 @@ async def _apply(batch: _Batch, operation: _Operation) -> dict[str, Any]:
     return {"create_table_version": landing}
 
 
-async def batch_commit_tables(host: BatchHost, request: Any) -> Any:
+#: operations of a batch that another commit applies (an Iceberg catalog transaction):
+#: their indices, and that commit, run last (it cannot be undone) once every other
+#: operation landed; its failure undoes them; it answers its operations' results by index
+Elsewhere = tuple[frozenset[int], Callable[[], Awaitable[dict[int, dict[str, Any]]]]]
+
+
+async def batch_commit_tables(
+    host: BatchHost, request: Any, *, elsewhere: Elsewhere | None = None
+) -> Any:
     """Apply declares, version records, version deletions and deregisters in order:
-    every one, or none (module docstring)."""
+    every one, or none (module docstring); ``elsewhere``'s operations by its commit."""
     from .._core.base import json_data
     from ..models import BatchCommitTablesResponse
 
@@ -509,13 +520,20 @@ async def batch_commit_tables(host: BatchHost, request: Any) -> Any:
         _parse_operation(host, item, f"operations[{index}]") for index, item in enumerate(raw)
     ]
     _refuse_twice([op.version_entry for op in operations if op.version_entry is not None])
+    skipped, commit_elsewhere = elsewhere or (frozenset(), None)
 
     async def apply(batch: _Batch) -> list[dict[str, Any]]:
-        results = [await _apply(batch, operation) for operation in operations]
+        results = [
+            {} if index in skipped else await _apply(batch, operation)
+            for index, operation in enumerate(operations)
+        ]
         for result in results:  # answered once every version is recorded
             landing = result.get("create_table_version")
             if isinstance(landing, _Landing):
                 result["create_table_version"] = {"version": await batch.answer(landing)}
+        if commit_elsewhere is not None:
+            for index, result in (await commit_elsewhere()).items():
+                results[index] = result
         return results
 
     results = await _all_or_none(host, apply)

@@ -11,7 +11,9 @@ the catalog's own operations.
 
 A table whose versions the catalog holds (Iceberg's ``managed_by=impl``, whose
 CreateTableVersion is the backend's own) takes no part in these: each operation
-refuses it with UnsupportedOperation (0) before anything changes.
+refuses it with UnsupportedOperation (0) before anything changes, except the version
+records of BatchCommitTables that the Iceberg backend commits in one catalog
+transaction (``iceberg/_transaction.py``).
 """
 
 from __future__ import annotations

@@ -78,7 +78,6 @@ from ..models import (
     TableExistsResponse,
 )
 from ._client import IcebergRestClient
-from ._managed import ManagedIcebergVersions
 from ._mapping import (
     MANAGED_BY,
     MARKERS,
@@ -90,6 +89,7 @@ from ._mapping import (
     table_properties,
 )
 from ._properties import IcebergConfig
+from ._transaction import ManagedIcebergBatches
 
 __all__ = ["IcebergNamespace"]
 
@@ -104,7 +104,7 @@ def _whole(metadata: dict[str, Any]) -> dict[str, Any]:
     return metadata
 
 
-class IcebergNamespace(ManagedIcebergVersions):
+class IcebergNamespace(ManagedIcebergBatches):
     """``impl="iceberg"``: Lance tables in an Iceberg REST Catalog."""
 
     impl_name: ClassVar[str] = "iceberg"
