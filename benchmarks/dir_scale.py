@@ -1,26 +1,31 @@
 """The directory catalog at 1,000, 10,000 and 100,000 tables: ours against pylance's.
 
-    .venv/bin/python benchmarks/dir_scale.py                       # 1k, 10k, 100k (~15 min)
+    .venv/bin/python benchmarks/dir_scale.py                       # 1k, 10k, 100k (~10 min)
     .venv/bin/python benchmarks/dir_scale.py --sizes 1000 --calls 5 --rounds 1  # smoke run
 
 Each catalog is one namespace ``bench`` holding N declared tables (``t000000`` …), built
 once under ``--cache`` and reused by later runs. Building does not declare N tables one
 at a time: pylance 14.0.2 rewrites its whole ``__manifest`` into a new data file on every
 write and never deletes the old ones, so a catalog grown that way holds about N²/2 rows
-of dead manifest files (measured: 300 declares leave 2.4 MB, 10,000 leave about 1 GB,
-100,000 would leave about 100 GB). It is built as a migration would: pylance creates
+of dead manifest files (measured: 300 declares leave 2.4 MB of them; growing with the
+square, that is about 2.7 GB at 10,000 tables and 270 GB at 100,000). It is built as a
+migration would: pylance creates
 the namespace and one table (so the manifest has pylance's schema and settings), then
 the manifest's rows are written in one commit and each table gets the directory and
 ``.lance-reserved`` marker pylance's DeclareTable makes. The build time is reported.
 
 Each size runs on a fresh copy of its cached catalog, with three clients on the same
-directory, in the same process, one call at a time: pylance's ``DirectoryNamespace``,
-our sync facade (``connect_sync("dir")``) and our async API (``await`` on an event loop).
-The clients take turns by round (``--rounds``): in each round every client makes
-``--calls`` calls of each operation, so each one also finds the catalog changed by the
-others (its first call of a round pays for that). Per cell: the median CPU time of one
-call (user + system of the whole process, every thread), over every round. CPU rather
-than wall time: the machine is shared, and all three run in one process. Then:
+directory, each in a process of its own, one call at a time: pylance's
+``DirectoryNamespace``, our sync facade (``connect_sync("dir")``) and our async API
+(``await`` on an event loop). The clients take turns by round (``--rounds``), and the
+sizes' rounds are interleaved (round 1 of every size, then round 2, ...), so the growth
+from one size to the next is measured in the same stretches of time. In each round
+every client makes ``--calls`` calls of each write and five times as many of each read,
+so each one also finds the catalog changed by the others (its first call of a round pays
+for that). Per cell: the median CPU time of one call (user + system of the client's
+process, every thread), over every round. CPU rather than wall time: the machine is
+shared. A process per client: in one process, Lance's background threads bill one
+client's work to the next one's calls. Then:
 
 * ListTables, pages of 1,000 (the first page and every later one, ``page_token``);
 * a crawl of every table: ``crawl()`` on the async backend, and ``crawl()`` through

@@ -497,17 +497,20 @@ class DirectoryCore(AsyncLanceNamespace):
         snapshots = self._snapshots
         if not self._own_rows or snapshots is None or len(table) < 2:
             return False
-        snapshot = snapshots.current(force=True)  # else pylance's rewrite
         object_id = manifest_id(table)
-        if snapshot is None or snapshot.version is None or object_id not in snapshot.tables:
-            return False
-        try:
-            committed = self.manifest.delete_table(object_id, snapshot.version)
-        except ManifestMoved:
-            return False  # pylance's rewrite came first: pylance drops it
-        if committed.version == snapshot.version + 1:
-            snapshots.table_removed(snapshot, object_id)
-        self._compact(snapshots, committed)
+        # our writers take turns here too: concurrent deletions of one fragment's rows
+        # conflict in Lance, and each would then fall back to pylance's rewrite
+        with self.manifest.writing():
+            snapshot = snapshots.current(force=True)  # else pylance's rewrite
+            if snapshot is None or snapshot.version is None or object_id not in snapshot.tables:
+                return False
+            try:
+                committed = self.manifest.delete_table(object_id, snapshot.version)
+            except ManifestMoved:
+                return False  # pylance's rewrite came first: pylance drops it
+            if committed.version == snapshot.version + 1:
+                snapshots.table_removed(snapshot, object_id)
+            self._compact(snapshots, committed)
         return True
 
     def _compact(self, snapshots: ManifestSnapshots, committed: Any) -> None:
@@ -567,6 +570,7 @@ class DirectoryCore(AsyncLanceNamespace):
                 committed = self.manifest.append_table(object_id, stored, snapshot.version)
                 if committed.version == snapshot.version + 1:
                     snapshots.table_added(snapshot, object_id, snapshots.prefix + stored)
+                self._compact(snapshots, committed)  # one compaction at a time
         except ManifestMoved:
             if make is not None:
                 shutil.rmtree(directory, ignore_errors=True)
@@ -575,7 +579,6 @@ class DirectoryCore(AsyncLanceNamespace):
             if make is not None:
                 shutil.rmtree(directory, ignore_errors=True)
             raise
-        self._compact(snapshots, committed)
         return True
 
     async def _create_own_table(
