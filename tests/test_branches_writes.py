@@ -310,7 +310,9 @@ def test_a_catalog_backend_writes_to_its_branches_bounds_requests_and_creates_em
             headers=ARROW,
         )
         assert inserted.status_code == 200, inserted.text
-        deleted = http.post("/v1/table/wh$b$t/delete", json={"predicate": "id < 4", "branch": "dev"})
+        deleted = http.post(
+            "/v1/table/wh$b$t/delete", json={"predicate": "id < 4", "branch": "dev"}
+        )
         assert deleted.status_code == 200, deleted.text
         assert count(http, "t", prefix="wh$b$") == 10
         assert count(http, "t", "dev", prefix="wh$b$") == 8

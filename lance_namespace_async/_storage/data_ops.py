@@ -153,9 +153,7 @@ class StorageDataOperations(StorageTableBase):
 
         if table.branch is not None:  # through the checked-out branch: lands on it
             checked_out = await self._open(table)
-            return await self.tables.run(
-                lambda: lance.write_dataset(rows, checked_out, mode=mode)
-            )
+            return await self.tables.run(lambda: lance.write_dataset(rows, checked_out, mode=mode))
         client = table.access.namespace_client
         if client is not None and mode != "create":
             return await self.tables.run(
