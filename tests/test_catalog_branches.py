@@ -283,3 +283,25 @@ async def test_a_managed_by_impl_table_refuses_branches_with_the_reason(
         await ns.delete_from_table({"id": plain, "branch": "dev", "predicate": "id < 2"})
         assert (await ns.count_table_rows({"id": plain, "branch": "dev"})).count == 3
         assert (await ns.count_table_rows({"id": plain})).count == 5
+
+
+async def test_explain_takes_the_branch_of_its_query_too(tmp_path: Path) -> None:
+    """ExplainTableQueryPlan reads the branch its query names when the request names
+    none, a missing one is TableBranchNotFound, and two different ones are InvalidInput."""
+    data = tmp_path / "root"
+    data.mkdir()
+    with iceberg_catalog(tmp_path / "iceberg") as catalog:
+        properties = {"endpoint": catalog.uri, "root": str(data), "retry_backoff_ms": "1"}
+        async with lna.connect("iceberg", properties) as ns:
+            await ns.create_namespace({"id": ["wh", "b"]})
+            table = ["wh", "b", "t"]
+            await ns.create_table({"id": table}, rows(10))
+            query = {"id": table, "k": 5, "vector": {}, "branch": "nope"}
+            with pytest.raises(errors.TableBranchNotFoundError):
+                await ns.explain_table_query_plan({"id": table, "query": query})
+            await ns.create_table_branch({"id": table, "name": "dev"})
+            with pytest.raises(errors.InvalidInputError):
+                await ns.explain_table_query_plan({"id": table, "branch": "dev", "query": query})
+            query["branch"] = "dev"
+            plan = await ns.explain_table_query_plan({"id": table, "query": query})
+            assert "/tree/dev/data" in plan.plan, plan.plan  # the branch's files are read

@@ -254,7 +254,10 @@ class StorageDataOperations(StorageTableBase):
         query = body.get("query") if what == "ExplainTableQueryPlan" else body
         if not isinstance(query, dict):
             raise errors.InvalidInputError(f"{what} needs a query")
-        query = {**query, "id": body.get("id"), "branch": body.get("branch")}
+        named = [b for b in (body.get("branch"), query.get("branch")) if b not in (None, "")]
+        if len(named) == 2 and named[0] != named[1]:  # never one of them silently
+            raise errors.InvalidInputError(f"{what} names two branches: {named!r}")
+        query = {**query, "id": body.get("id"), "branch": named[0] if named else None}
         _, _, dataset = await self._on_storage(
             query, what, writes=False, version=query.get("version")
         )
