@@ -237,6 +237,15 @@ async def test_describe_and_versions_of_a_branch_on_a_catalog(tmp_path: Path) ->
                 path = os.path.join(created.location.removeprefix("file://"), version.manifest_path)
                 assert "/tree/dev/_versions/" in path, path
                 assert os.path.exists(path), path
+            await ns.create_table_branch(
+                {"id": table, "name": "old", "from_branch": "dev", "from_version": 2}
+            )
+            assert (await ns.count_table_rows({"id": table, "branch": "old"})).count == 13
+            branches = (await ns.list_table_branches({"id": table})).branches.to_dict()
+            assert branches["old"]["parentBranch"] == "dev"
+            assert branches["old"]["parentVersion"] == 2
+            with pytest.raises(errors.TableVersionNotFoundError):
+                await ns.create_table_branch({"id": table, "name": "x", "from_version": 7})
             with pytest.raises(errors.TableBranchNotFoundError):
                 await ns.describe_table({"id": table, "branch": "nope"})
             with pytest.raises(errors.TableVersionNotFoundError):
