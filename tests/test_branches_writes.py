@@ -3,7 +3,8 @@
 Servers: the real ``lance-ns serve --impl dir`` process (tests/serve_process.py) on a free
 127.0.0.1 port over a temporary root, and ``lance-ns serve --impl iceberg`` over the
 Iceberg REST look-alike (tests/iceberg_rest_server.py, pyiceberg's SqlCatalog on sqlite)
-for the catalog half. Tables are real Lance tables, read back with pylance.
+for the catalog half (whose branches act on storage: tests/test_catalog_branches.py has
+the rest of them). Tables are real Lance tables, read back with pylance.
 
 Each operation that takes ``branch`` either acts on that branch (main unchanged, the branch
 changed: CountTableRows with and without ``branch``) or is refused with a typed error
@@ -82,9 +83,9 @@ def fresh_table(http: httpx.Client, name: str, count: int = 10) -> str:
     return str(created.json()["location"])
 
 
-def count(http: httpx.Client, name: str, branch: str | None = None) -> int:
+def count(http: httpx.Client, name: str, branch: str | None = None, prefix: str = "b$") -> int:
     body = {"branch": branch} if branch else {}
-    answer = http.post(f"/v1/table/b${name}/count_rows", json=body)
+    answer = http.post(f"/v1/table/{prefix}{name}/count_rows", json=body)
     assert answer.status_code == 200, answer.text
     return int(answer.json())
 
@@ -276,7 +277,7 @@ def catalog_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServePr
             yield s
 
 
-def test_a_catalog_backend_refuses_branches_bounds_requests_and_creates_empty_tables(
+def test_a_catalog_backend_writes_to_its_branches_bounds_requests_and_creates_empty_tables(
     catalog_served: ServeProcess,
 ) -> None:
     with httpx.Client(base_url=catalog_served.uri, timeout=60) as http:
@@ -285,28 +286,37 @@ def test_a_catalog_backend_refuses_branches_bounds_requests_and_creates_empty_ta
         assert created.status_code == 200, created.text
         location = created.json()["location"]
         before = tree_digest(location, skip="")
+        # a branch the table lacks: 404, code 22, nothing changed
         for path, body in (
             ("delete", {"predicate": "id < 4"}),
             ("update", {"updates": [["s", "'x'"]]}),
+            ("describe", {}),
         ):
             answer = http.post(f"/v1/table/wh$b$t/{path}", json={**body, "branch": "dev"})
-            assert answer.status_code == 406, answer.text
-            assert answer.json()["code"] == 0
-        described = http.post("/v1/table/wh$b$t/describe", json={"branch": "dev"})
-        assert described.status_code == 406, described.text
-        assert "DescribeTable" in described.json()["error"]
+            assert answer.status_code == 404, answer.text
+            assert answer.json()["code"] == 22
         for path, body in (("schema_metadata/update", {"a": "b"}), ("version/list", {})):
             answer = http.post(f"/v1/table/wh$b$t/{path}", params={"branch": "dev"}, json=body)
-            assert answer.status_code == 406, answer.text
-            assert answer.json()["code"] == 0
+            assert answer.status_code == 404, answer.text
+            assert answer.json()["code"] == 22
+        assert tree_digest(location, skip="") == before
+        made = http.post("/v1/table/wh$b$t/branches/create", json={"name": "dev"})
+        assert made.status_code == 200, made.text
+        main_before = tree_digest(location)
         inserted = http.post(
             "/v1/table/wh$b$t/insert",
             params={"branch": "dev"},
             content=ipc(rows(range(50, 52))),
             headers=ARROW,
         )
-        assert inserted.status_code == 406, inserted.text
-        assert tree_digest(location, skip="") == before
+        assert inserted.status_code == 200, inserted.text
+        deleted = http.post(
+            "/v1/table/wh$b$t/delete", json={"predicate": "id < 4", "branch": "dev"}
+        )
+        assert deleted.status_code == 200, deleted.text
+        assert count(http, "t", prefix="wh$b$") == 10
+        assert count(http, "t", "dev", prefix="wh$b$") == 8
+        assert tree_digest(location) == main_before
         attack = http.post(
             "/v1/table/wh$b$t/query", json={"filter": "id" + " + id" * 700 + " > 0", "k": 5}
         )

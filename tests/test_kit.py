@@ -129,6 +129,11 @@ PYLANCE_SERVER_BREAKS: dict[str, str] = {
     "count_table_rows_with_a_bad_filter_is_invalid_input": "code 18 (not 13)",
     "batch_create_table_versions_records_every_version_or_none": "not implemented, as 18 (not 0)",
     "batch_commit_tables_applies_every_operation_or_none": "not implemented, as 18 (not 0)",
+    "table_branches_are_created_listed_and_deleted": "an insert on a branch lands on main",
+    "a_branch_name_or_a_missing_branch_is_refused_before_anything_changes": (
+        "an insert on a missing branch lands on main"
+    ),
+    "operations_on_a_branch_act_on_it_never_on_main": "a delete on a branch acts on main",
 }
 #: backend -> {scenario name, or base name for all its parameters: why it must fail}
 EXPECTED_FAILURES: dict[str, dict[str, str]] = {

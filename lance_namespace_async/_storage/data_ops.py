@@ -151,6 +151,9 @@ class StorageDataOperations(StorageTableBase):
         it, and has its first version taken by the catalog."""
         import lance
 
+        if table.branch is not None:  # through the checked-out branch: lands on it
+            checked_out = await self._open(table)
+            return await self.tables.run(lambda: lance.write_dataset(rows, checked_out, mode=mode))
         client = table.access.namespace_client
         if client is not None and mode != "create":
             return await self.tables.run(
@@ -192,13 +195,13 @@ class StorageDataOperations(StorageTableBase):
                 f"InsertIntoTable mode must be append or overwrite, got {mode!r}"
             )
         table = await self._storage_table(body, "InsertIntoTable", writes=True)
-        declared = await self._only_declared(table)
+        declared = table.branch is None and await self._only_declared(table)
         if not declared:
             await self._open(table)  # a table that is not Lance is refused before writing
         rows = await self.tables.run(data.read_all)
         dataset = await self._write(table, rows, "create" if declared else mode)
         if mode == "overwrite" or declared:
-            await self._schema_changed(table, dataset)
+            await self._main_schema_changed(table, dataset)
         return InsertIntoTableResponse.from_dict(
             {"num_inserted_rows": rows.num_rows, "version": int(dataset.version)}
         )
@@ -251,7 +254,10 @@ class StorageDataOperations(StorageTableBase):
         query = body.get("query") if what == "ExplainTableQueryPlan" else body
         if not isinstance(query, dict):
             raise errors.InvalidInputError(f"{what} needs a query")
-        query = {**query, "id": body.get("id"), "branch": body.get("branch")}
+        named = [b for b in (body.get("branch"), query.get("branch")) if b not in (None, "")]
+        if len(named) == 2 and named[0] != named[1]:  # never one of them silently
+            raise errors.InvalidInputError(f"{what} names two branches: {named!r}")
+        query = {**query, "id": body.get("id"), "branch": named[0] if named else None}
         _, _, dataset = await self._on_storage(
             query, what, writes=False, version=query.get("version")
         )

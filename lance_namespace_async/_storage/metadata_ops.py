@@ -214,14 +214,17 @@ class StorageMetadataOperations(StorageTableBase):
         table, as the directory backend answers it (pylance, reading a managed-versioning
         table, opens that path; the server's layout is no client's business)."""
 
+        location = table.data_location
+        below = "" if table.branch is None else f"tree/{table.branch}/"
+
         def listed() -> list[dict[str, Any]]:
-            names = committed_manifests(table.location)
+            names = committed_manifests(location)
             return [
                 version_entry(
-                    table.location,
+                    location,
                     entry,
                     manifest_path=(
-                        f"_versions/{names[int(entry['version'])]}"
+                        f"{below}_versions/{names[int(entry['version'])]}"
                         if int(entry["version"]) in names
                         else None
                     ),
@@ -241,7 +244,7 @@ class StorageMetadataOperations(StorageTableBase):
             raise errors.InvalidInputError(f"RestoreTable needs a version >= 0, got {version!r}")
         old = await self._open(table, version)
         await self.tables.run(old.restore)
-        await self._schema_changed(table, await self._open(table))
+        await self._main_schema_changed(table, await self._open(table))
         return RestoreTableResponse.from_dict({})
 
     # -- columns and schema ---------------------------------------------------------------------
@@ -301,7 +304,7 @@ class StorageMetadataOperations(StorageTableBase):
 
     async def _columns_changed(self, table: StorageTable, response: Any) -> Any:
         dataset = await self._open(table)
-        await self._schema_changed(table, dataset)
+        await self._main_schema_changed(table, dataset)
         return response.from_dict({"version": int(dataset.version)})
 
     async def _update_field_metadata(self, request: Any) -> Any:

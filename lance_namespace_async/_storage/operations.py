@@ -14,9 +14,11 @@ Written as two mixins over :class:`~.table_base.StorageTableBase` (which resolve
 the table): :class:`~.data_ops.StorageDataOperations` (rows: create, insert,
 merge, update, delete, query, counts and statistics),
 :class:`~.metadata_ops.StorageMetadataOperations` (indices, tags, versions,
-columns and schema) and :class:`~.version_ops.StorageVersionOperations` (versions
+columns and schema), :class:`~.version_ops.StorageVersionOperations` (versions
 recorded from staged manifests, version deletion and the all-or-none batches, shared
-with the directory backend through :mod:`.version_batches`). A backend mixes
+with the directory backend through :mod:`.version_batches`) and
+:class:`~.branch_ops.StorageBranchOperations` (the dataset's Lance branches; every
+operation that takes ``branch`` acts on the dataset checked out on it). A backend mixes
 :class:`StorageTableOperations` in and adds only what its catalog must see:
 
 * :meth:`~StorageTableOperations._creation_location`: where CreateTable writes a
@@ -43,6 +45,7 @@ backend's own ListNamespaces and ListTables (:class:`~.._core.walk.ListAllTables
 from __future__ import annotations
 
 from .._core.walk import ListAllTablesByWalking
+from .branch_ops import StorageBranchOperations
 from .data_ops import StorageDataOperations
 from .metadata_ops import StorageMetadataOperations
 from .version_ops import StorageVersionOperations
@@ -54,6 +57,7 @@ class StorageTableOperations(
     StorageDataOperations,
     StorageMetadataOperations,
     StorageVersionOperations,
+    StorageBranchOperations,
     ListAllTablesByWalking,
 ):
     """The table operations of a catalog backend, run on storage through pylance, and

@@ -42,6 +42,10 @@ _LANCE_INTERNALS = frozenset(
 )
 
 
+#: where Lance keeps a table's branches, inside the table (``<table>/tree/<name>``)
+_BRANCHES = "tree"
+
+
 #: the directory manifest's folder name (seed 002)
 MANIFEST_NAME = "__manifest"
 
@@ -278,9 +282,12 @@ def _nested_table(path: str) -> str | None:
             entries = list(os.scandir(directory))
         except OSError:
             continue
+        in_table = os.path.isdir(os.path.join(directory, "_versions"))
         for entry in entries:
             if not entry.is_dir(follow_symlinks=False) or entry.name in _LANCE_INTERNALS:
                 continue
+            if in_table and entry.name == _BRANCHES:
+                continue  # the table's own branches, not another table
             if entry.name == MANIFEST_NAME:
                 return f"it holds a namespace manifest ({entry.path!r})"
             if os.path.isdir(os.path.join(entry.path, "_versions")):

@@ -17,6 +17,7 @@ import attrs
 from .. import errors
 from .._core.base import AsyncLanceNamespace, json_data
 from .places import local_path
+from .ref_names import branch_of, check_ref_names
 from .tables import LanceTables, has_versions
 
 if TYPE_CHECKING:
@@ -47,6 +48,16 @@ class StorageTable:
     location: str
     storage_options: dict[str, str] | None
     access: StorageAccess
+    #: the branch the operation acts on (None: main)
+    branch: str | None = None
+
+    @property
+    def data_location(self) -> str:
+        """Where the versions the operation acts on are kept: the table's location, or
+        its branch's (pylance keeps a branch at ``<table>/tree/<name>``)."""
+        if self.branch is None:
+            return self.location
+        return f"{self.location.rstrip('/')}/tree/{self.branch}"
 
 
 class StorageTableBase(AsyncLanceNamespace):
@@ -59,18 +70,21 @@ class StorageTableBase(AsyncLanceNamespace):
     _catalog_files: frozenset[str] = frozenset()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """A backend's own DescribeTable refuses a branch: a catalog's tables have none
-        (CreateTableBranch is not theirs), and its answer would describe main. With
-        ``table_version_tracking_enabled`` its DescribeTable and DeclareTable answer
-        ``managed_versioning=true`` (pylance then commits through CreateTableVersion)."""
+        """A backend's own DescribeTable describes main; with ``branch`` its answer's
+        version (and, with ``load_detailed_metadata``, schema and stats) are the branch's
+        (:meth:`_describe_branch`). With ``table_version_tracking_enabled`` its
+        DescribeTable and DeclareTable answer ``managed_versioning=true`` (pylance then
+        commits through CreateTableVersion)."""
         super().__init_subclass__(**kwargs)
         own = cls.__dict__.get("_describe_table")
         if own is not None:
 
             async def describe_table(self: Any, request: Any) -> Any:
-                if json_data(request).get("branch") not in (None, "", "main"):
-                    raise errors.UnsupportedOperationError("DescribeTable on a branch")
-                return self._tracked(await own(self, request))
+                body = json_data(request)
+                check_ref_names("DescribeTable", body)
+                if branch_of(body) is None:
+                    return self._tracked(await own(self, request))
+                return await self._describe_branch(own, body)
 
             describe_table.__doc__ = own.__doc__
             cls._describe_table = describe_table  # type: ignore[method-assign]
@@ -82,6 +96,33 @@ class StorageTableBase(AsyncLanceNamespace):
 
             declare_table.__doc__ = declare.__doc__
             cls._declare_table = declare_table  # type: ignore[method-assign]
+
+    async def _describe_branch(self, describe: Any, body: dict[str, Any]) -> Any:
+        """DescribeTable of a branch: the catalog's answer for the table (its location,
+        properties, credentials), with the version, schema and stats of the branch."""
+        from .._core.arrow_json import json_arrow_schema
+        from ..models import DescribeTableRequest
+
+        main_body = {key: value for key, value in body.items() if key != "branch"}
+        main_body.pop("version", None)
+        main_body.pop("load_detailed_metadata", None)
+        answer = self._tracked(await describe(self, DescribeTableRequest.from_dict(main_body)))
+        table = await self._storage_table(body, "DescribeTable", writes=False)
+        dataset = await self._open(table, body.get("version"))
+        described = answer.to_dict()
+        described["version"] = int(dataset.version)
+        if body.get("load_detailed_metadata") is True:
+
+            def details() -> tuple[Any, Any]:
+                return json_arrow_schema(dataset.schema), dataset.stats.dataset_stats()
+
+            schema, stats = await self.tables.run(details)
+            described["schema"] = schema
+            described["stats"] = {
+                "num_deleted_rows": int(stats.get("num_deleted_rows", 0)),
+                "num_fragments": int(stats.get("num_fragments", 0)),
+            }
+        return type(answer).from_dict(described)
 
     def _tracked(self, answer: Any) -> Any:
         """``answer`` (DescribeTable's, DeclareTable's) marked ``managed_versioning``
@@ -124,8 +165,8 @@ class StorageTableBase(AsyncLanceNamespace):
     async def _storage_table(
         self, body: Mapping[str, Any], what: str, *, writes: bool
     ) -> StorageTable:
-        if body.get("branch"):
-            raise errors.UnsupportedOperationError(f"{what} on a branch")
+        check_ref_names(what.partition(" ")[0], body)
+        branch = branch_of(body)
         table = body.get("id")
         if not isinstance(table, list) or not table:
             raise errors.InvalidInputError(f"{what} needs a table id")
@@ -138,8 +179,14 @@ class StorageTableBase(AsyncLanceNamespace):
         access = self._storage_access(described)
         if writes and access.write_refusal is not None:
             raise errors.UnsupportedOperationError(f"{what}: {access.write_refusal}")
+        if branch is not None and access.namespace_client is not None:
+            raise errors.UnsupportedOperationError(
+                f"{what} on a branch: table {'.'.join(table)!r} is managed by the catalog "
+                "(managed_by=impl), which records the version of main only; its branches "
+                "are not supported"
+            )
         storage_options = {str(k): str(v) for k, v in (options or {}).items()} or None
-        return StorageTable(list(table), location, storage_options, access)
+        return StorageTable(list(table), location, storage_options, access, branch)
 
     async def _open(self, table: StorageTable, version: Any = None) -> Any:
         """The table's dataset (at ``version``, else the version its readers see)."""
@@ -157,6 +204,8 @@ class StorageTableBase(AsyncLanceNamespace):
                 f"version {version} of table {'.'.join(table.id)} not found in the catalog"
             )
         location, options = table.location, table.storage_options
+        if table.branch is not None:
+            return await self._open_branch(table, version)
 
         def open_it() -> Any:
             try:
@@ -183,6 +232,44 @@ class StorageTableBase(AsyncLanceNamespace):
                 ) from None
 
         return await self.tables.run(open_it)
+
+    async def _open_branch(self, table: StorageTable, version: int | None) -> Any:
+        """The dataset checked out on ``table.branch`` (at ``version``, else its newest):
+        what pylance writes through it lands on the branch, never on main."""
+        import lance
+
+        branch = table.branch
+        name = ".".join(table.id)
+
+        def open_it() -> Any:
+            try:
+                dataset = lance.dataset(table.location, storage_options=table.storage_options)
+            except ValueError as exc:
+                if "was not found" not in str(exc) and "Not found" not in str(exc):
+                    raise
+                raise errors.TableBranchNotFoundError(
+                    f"branch {branch!r} of table {name} not found: the table has no data yet"
+                ) from None
+            try:
+                return dataset.checkout_version((branch, version))
+            except (ValueError, OSError) as exc:
+                if "not found" not in str(exc).lower():
+                    raise
+                if branch not in dataset.branches.list():
+                    raise errors.TableBranchNotFoundError(
+                        f"branch {branch!r} of table {name} not found"
+                    ) from None
+                raise errors.TableVersionNotFoundError(
+                    f"version {version} of branch {branch!r} of table {name} not found"
+                ) from None
+
+        return await self.tables.run(open_it)
+
+    async def _main_schema_changed(self, table: StorageTable, dataset: Any) -> None:
+        """:meth:`_schema_changed` for a change of main: the catalog's columns are
+        main's, so a branch's change leaves them as they are."""
+        if table.branch is None:
+            await self._schema_changed(table, dataset)
 
     async def _on_storage(
         self, request: Any, what: str, *, writes: bool, version: Any = None

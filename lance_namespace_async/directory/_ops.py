@@ -78,9 +78,12 @@ async def _call_pylance(
                 result = await _confined_call(namespace, operation, table, function, arguments)
             else:
                 result = await namespace._run(function, *arguments)
-    except errors.TableNotFoundError:
+    except errors.TableNotFoundError as exc:
         if table is not None:
             await namespace._require_namespace(table[:-1])
+        if branch is not None and f"branch {branch!r} not found" in str(exc):
+            # pylance's words for a missing branch of an existing table
+            raise errors.TableBranchNotFoundError(str(exc)) from None
         raise
     return _answer(operation, result)
 
