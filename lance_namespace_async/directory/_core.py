@@ -299,7 +299,8 @@ class DirectoryCore(AsyncLanceNamespace):
     async def _snapshot(self) -> Snapshot | None:
         if self._snapshots is None or not self._snapshots.worth_checking():
             return None
-        return await self._run(self._snapshots.current)
+        # proven current by a stat or two, on this thread: no worker-thread hop
+        return self._snapshots.cached() or await self._run(self._snapshots.current)
 
     async def _require_namespace(self, namespace: Identifier) -> None:
         if namespace:

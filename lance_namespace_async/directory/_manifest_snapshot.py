@@ -268,7 +268,7 @@ def _manifest_name(version: int, v2: bool) -> str:
     return f"{_U64_MAX - version:020d}.manifest" if v2 else f"{version}.manifest"
 
 
-def _latest_version(path: str) -> int | None:
+def _latest_version(path: str, *, listing: bool = True) -> int | None:
     """The newest manifest version in ``_versions`` (None when none is readable).
 
     Lance names a version's manifest ``<version>.manifest`` (V1) or, zero-padded to 20
@@ -278,7 +278,7 @@ def _latest_version(path: str) -> int | None:
     ahead of a version that exists) by checking that its version exists and the next
     ones do not: a few ``stat`` calls, where listing ``_versions`` grows with every
     commit the catalog ever made (pylance keeps them all). Without a usable hint, the
-    listing.
+    listing (None instead without ``listing``).
     """
     hinted = _hinted_version(path)
     if hinted is not None:
@@ -290,7 +290,7 @@ def _latest_version(path: str) -> int | None:
                         return latest
                     latest += 1
                 break
-    return _listed_latest_version(path)
+    return _listed_latest_version(path) if listing else None
 
 
 def _hinted_version(path: str) -> int | None:
@@ -361,6 +361,28 @@ class ManifestSnapshots:
     def worth_checking(self) -> bool:
         """False for a while after the manifest was found changing (no file system access)."""
         return time.monotonic_ns() >= self._unsettled_until
+
+    def cached(self) -> Snapshot | None:
+        """The copy, when a ``stat`` or the latest version's few ``stat`` calls prove it
+        current (:meth:`current` without ever reading rows or listing ``_versions``):
+        cheap enough to ask on the event loop's thread. None: ask :meth:`current` on a
+        worker thread."""
+        snapshot = self._snapshot
+        if snapshot is None:
+            return None
+        state = _state(self._versions)
+        if state is None:
+            return None
+        if snapshot.settled and snapshot.state == state:
+            return snapshot
+        if snapshot.version is not None and _latest_version(self._versions, listing=False) == (
+            snapshot.version
+        ):
+            if _settled(state):  # from now on its state proves it current (see current)
+                snapshot = replace(snapshot, state=state, settled=True)
+                self._snapshot = snapshot
+            return snapshot
+        return None
 
     def current(self, *, force: bool = False) -> Snapshot | None:
         """The snapshot of the manifest as it is now, or None (then ask pylance).
