@@ -515,6 +515,7 @@ async def _run_with(
     kit = Kit(ns, settings, secrets.token_hex(4))
     await cast(Namespace, ns).create_namespace({"id": kit.home})  # setup: not recorded
     skipped: str | None = None
+    answered: frozenset[str] = frozenset()
     try:
         await scenario.func(kit, *scenario.args)
         answered = frozenset(kit.answered)
@@ -527,7 +528,6 @@ async def _run_with(
                 f"got {type(exc).__name__} (code {exc.code})"
             ) from exc
         skipped = f"{unsupported_operation(exc)} unsupported by {settings.impl}"
-        answered = frozenset()
     except BaseException as failure:
         with anyio.CancelScope(shield=True):
             try:
