@@ -304,8 +304,8 @@ class StorageDataOperations(StorageTableBase):
 
         def stats() -> dict[str, Any]:
             lengths = sorted(int(f.count_rows()) for f in dataset.get_fragments()) or [0]
-            data_stats = dataset.data_stats() if hasattr(dataset, "data_stats") else None
-            total = sum(int(f.data_size) for f in data_stats.fields) if data_stats else 0
+            # the bytes on disk of every field, as pylance's DirectoryNamespace answers
+            total = sum(int(f.bytes_on_disk) for f in dataset.stats.data_stats().fields)
             return {
                 "total_bytes": total,
                 "num_rows": int(dataset.count_rows()),

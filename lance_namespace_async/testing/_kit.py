@@ -148,12 +148,38 @@ def properties_of(response: object) -> dict[str, str]:
     return {str(k): str(v) for k, v in (extra or {}).items()}
 
 
+class _Answering:
+    """The backend as a scenario calls it: each operation that answers (raises
+    nothing) is added to ``answered``, so a run can tell which operations a passing
+    scenario really exercised."""
+
+    def __init__(self, ns: AsyncLanceNamespace, answered: set[str]) -> None:
+        self._ns = ns
+        self._answered = answered
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._ns, name)
+        operation = _OPERATION_OF_METHOD.get(name)
+        if operation is None:
+            return value
+
+        @functools.wraps(value)
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            result = await value(*args, **kwargs)
+            self._answered.add(operation)
+            return result
+
+        return call
+
+
 class Kit:
     """What a scenario works with: the backend, its own namespace, and helpers."""
 
     def __init__(self, ns: AsyncLanceNamespace, settings: KitSettings, token: str) -> None:
+        #: the operation ids that answered a call through ``ns`` (see :class:`_Answering`)
+        self.answered: set[str] = set()
         #: the backend under test, typed for the dict requests the kit writes
-        self.ns = cast(Namespace, ns)
+        self.ns = cast(Namespace, _Answering(ns, self.answered))
         #: the same object as an AsyncLanceNamespace (for crawl and the like)
         self.backend = ns
         self.settings = settings
@@ -481,15 +507,18 @@ def unsupported_operation(exc: BaseException) -> str:
 
 async def _run_with(
     ns: AsyncLanceNamespace, scenario: Scenario, settings: KitSettings
-) -> str | None:
-    """Run ``scenario`` in a fresh home namespace; the skip reason, or None."""
+) -> tuple[str | None, frozenset[str]]:
+    """Run ``scenario`` in a fresh home namespace: the skip reason (or None) and the
+    operations that answered while it ran (not its setup or cleanup)."""
     if scenario.nested and settings.flat:
-        return "needs namespaces nested below the kit root (the kit runs flat)"
+        return "needs namespaces nested below the kit root (the kit runs flat)", frozenset()
     kit = Kit(ns, settings, secrets.token_hex(4))
-    await kit.ns.create_namespace({"id": kit.home})
+    await cast(Namespace, ns).create_namespace({"id": kit.home})  # setup: not recorded
     skipped: str | None = None
+    answered: frozenset[str] = frozenset()
     try:
         await scenario.func(kit, *scenario.args)
+        answered = frozenset(kit.answered)
     except ScenarioSkipped as skip:
         skipped = skip.reason
     except errors.UnsupportedOperationError as exc:
@@ -507,7 +536,7 @@ async def _run_with(
                 failure.add_note(f"and cleaning up failed too: {cleanup_failure}")
         raise
     await kit.cleanup()
-    return skipped
+    return skipped, answered
 
 
 class KitRunner:
@@ -554,23 +583,26 @@ class KitRunner:
         if stack is not None:
             stack.close()
 
-    def run(self, scenario: Scenario) -> None:
-        """Run one scenario; raises :class:`ScenarioSkipped`, AssertionError or the
-        backend's error when the backend breaks the specification."""
+    def run(self, scenario: Scenario) -> frozenset[str]:
+        """Run one scenario: the ids of the operations that answered while it ran
+        (what a passing scenario exercised). Raises :class:`ScenarioSkipped`,
+        AssertionError or the backend's error when the backend breaks the specification."""
         self.start()
         if self._portal is None or self._ns is None:
             raise RuntimeError("the kit runner is closed")
-        skipped = self._portal.call(_run_with, self._ns, scenario, self.settings)
+        skipped, answered = self._portal.call(_run_with, self._ns, scenario, self.settings)
         if skipped is not None:
             raise ScenarioSkipped(skipped)
+        return answered
 
 
-def run_scenario(scenario: Scenario, settings: KitSettings) -> None:
-    """Run one scenario against a fresh connection to ``settings``' backend.
+def run_scenario(scenario: Scenario, settings: KitSettings) -> frozenset[str]:
+    """Run one scenario against a fresh connection to ``settings``' backend: the ids of
+    the operations that answered while it ran.
 
     Raises :class:`ScenarioSkipped` when the backend does not support an operation
     the scenario needs (or the settings rule the scenario out), AssertionError or
     the backend's error when the backend breaks the specification.
     """
     with KitRunner(settings) as runner:
-        runner.run(scenario)
+        return runner.run(scenario)

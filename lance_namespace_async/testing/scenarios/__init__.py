@@ -9,19 +9,20 @@ or rewrite entries: a value the kit set must never come back *wrong*.
 
 The scenarios are registered by theme, in this order: ``namespaces`` (the
 namespace operations), ``tables`` (the table operations, listings, versions and
-identifiers), then ``batch_scenarios``, ``data_scenarios`` and ``branch_scenarios``
-one level up. The registry (:data:`SCENARIOS`, :func:`scenario`), the spellings of
-the modes and the checks the themes share are in ``testing._scenario``, below the
-themes; importing this package registers every theme.
+identifiers), then ``batch_scenarios``, ``data_scenarios``, ``branch_scenarios`` and
+``table_ops_scenarios`` one level up. The registry (:data:`SCENARIOS`, :func:`scenario`),
+the spellings of the modes and the checks the themes share are in ``testing._scenario``,
+below the themes; importing this package registers every theme.
 """
 
 from __future__ import annotations
 
 # the themes register themselves on import, in this order: the catalog's, then the
-# batches', the data operations' and the branches' (import sorting would change it)
+# batches', the data operations', the branches' and the other table operations'
+# (import sorting would change the order)
 # isort: off
 from . import namespaces, tables  # noqa: F401
-from .. import batch_scenarios, data_scenarios, branch_scenarios  # noqa: F401
+from .. import batch_scenarios, data_scenarios, branch_scenarios, table_ops_scenarios  # noqa: F401
 from .._scenario import SCENARIOS, scenario
 
 # isort: on
