@@ -481,7 +481,9 @@ def open_size(size: int, cache: Path, calls: int, rounds: int) -> Size:
     return Size(size, built, copied, work, clients, samples)
 
 
-def measure(sizes: Sequence[int], cache: Path, calls: int, rounds: int) -> list[dict[str, Any]]:
+def measure(
+    sizes: Sequence[int], cache: Path, calls: int, rounds: int, *, keep: bool = False
+) -> list[dict[str, Any]]:
     """Every size's rounds interleaved (round 1 of each size, then round 2 ...), so the
     growth from one size to the next is measured in the same stretches of time."""
     opened: list[Size] = []
@@ -522,7 +524,8 @@ def measure(sizes: Sequence[int], cache: Path, calls: int, rounds: int) -> list[
         for at in opened:
             for client in at.clients:
                 client.close()
-            shutil.rmtree(at.work, ignore_errors=True)
+            if not keep:
+                shutil.rmtree(at.work, ignore_errors=True)
 
 
 # -- the report ----------------------------------------------------------------------------------
@@ -632,10 +635,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--output", type=Path, default=None)
+    parser.add_argument(
+        "--keep-work", action="store_true", help="keep each size's working copy (to look at)"
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     args.cache.mkdir(parents=True, exist_ok=True)
-    results = measure(sizes, args.cache, args.calls, args.rounds)
+    results = measure(sizes, args.cache, args.calls, args.rounds, keep=args.keep_work)
     report = render(results, args.calls, args.rounds)
     target = _results.output_path(parser, args, RESULTS, ("sizes", "calls", "rounds"))
     target.parent.mkdir(parents=True, exist_ok=True)

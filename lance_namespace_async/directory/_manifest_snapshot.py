@@ -428,9 +428,13 @@ class ManifestSnapshots:
         A settled copy records its version too (the latest ``_versions`` named, read at
         exactly that version), so our own commits can carry it forward
         (:meth:`table_added`)."""
-        if not self._refreshing.acquire(blocking=False):
-            return None  # another thread is reading it: this call asks pylance
+        # another thread reading the rows: wait for its copy (cheaper than any pylance
+        # answer, which scans the manifest, or for the root lists every directory)
+        self._refreshing.acquire()
         try:
+            done = self._snapshot
+            if done is not None and version is not None and done.version == version:
+                return done  # the other thread copied this very version
             rows = self._read_rows(version)
             if rows is None or (settled and _state(self._versions) != state):
                 return None

@@ -207,9 +207,9 @@ class NamespaceOperations(DirectoryCore):
         """
         snapshots = self._snapshots
         root_path = local_path(self.root)
-        if snapshots is None or root_path is None or not snapshots.worth_checking():
+        if snapshots is None or root_path is None:
             return None
-        snapshot = snapshots.current()
+        snapshot = snapshots.current(force=True)  # pylance's listing costs far more
         if snapshot is None:
             return None
         names = set(snapshot.children.get("", ()))
