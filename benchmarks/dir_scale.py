@@ -542,7 +542,7 @@ def render(results: list[dict[str, Any]], calls: int, rounds: int) -> str:
     lines = [
         "# The directory catalog at scale (`benchmarks/dir_scale.py`)",
         "",
-        f"{datetime.date.today()} · commit {_git_state()} · pylance {_version('pylance')} · "
+        f"{datetime.date.today()} · {_git_state()} · pylance {_version('pylance')} · "
         f"Python {platform.python_version()} · {os.cpu_count()} CPUs · "
         f"{calls} calls x {rounds} rounds per operation and client",
         "",
