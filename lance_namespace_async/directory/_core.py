@@ -13,7 +13,6 @@ import contextlib
 import contextvars
 import logging
 import os
-import secrets
 import shutil
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn, TypeVar
@@ -28,7 +27,13 @@ from .._core.namespace_guard import NamespaceGuard
 from .._storage.failures import storage_failure
 from .._storage.places import Claims, Place, canonical, local_path, place_of
 from .._storage.tables import LanceTables
-from ._manifest import MANIFEST_DELIMITER, Manifest, ManifestMoved, manifest_id
+from ._manifest import (
+    MANIFEST_DELIMITER,
+    Manifest,
+    ManifestMoved,
+    manifest_id,
+    new_table_location,
+)
 from ._manifest_snapshot import PLAIN_LOCATION, ManifestSnapshots, Snapshot, read_manifest_rows
 from ._placement import absolute, is_outside_root, mangled, remove_encoded_twins, root_tables
 from ._properties import DirectoryConfig, absolute_root, context_provider
@@ -594,7 +599,7 @@ class DirectoryCore(AsyncLanceNamespace):
         snapshots = self._snapshots
         if not self._own_rows or snapshots is None or len(table) < 2:
             return None
-        stored = f"{secrets.token_hex(4)}_{manifest_id(table)}"  # pylance's form
+        stored = new_table_location(manifest_id(table))
         session = self.lance_session()
 
         def write(directory: str) -> None:

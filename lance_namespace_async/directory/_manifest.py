@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -37,7 +38,14 @@ from .. import errors
 from .._core.identifiers import Identifier, join_identifier
 from .._storage.places import local_path
 
-__all__ = ["MANIFEST_DELIMITER", "MANIFEST_DIR", "Manifest", "ManifestMoved", "manifest_id"]
+__all__ = [
+    "MANIFEST_DELIMITER",
+    "MANIFEST_DIR",
+    "Manifest",
+    "ManifestMoved",
+    "manifest_id",
+    "new_table_location",
+]
 
 #: the file (in ``__manifest``, where Lance reads no file it does not know) whose
 #: ``flock`` our row-adding writers of one catalog take turns with
@@ -62,6 +70,18 @@ MANIFEST_DELIMITER = "$"
 def manifest_id(identifier: Identifier) -> str:
     """The manifest's ``object_id`` of a namespace or table: its parts joined by ``$``."""
     return join_identifier(identifier, MANIFEST_DELIMITER)
+
+
+def new_table_location(object_id: str) -> str:
+    """Where a new table of a child namespace goes, relative to the root, in pylance's
+    form: ``<8 random hex digits>_<object id>`` (the prefix keeps a table re-created
+    under the same name out of the old one's directory)."""
+    return f"{secrets.token_hex(4)}_{object_id}"
+
+
+def _shown(object_id: str) -> str:
+    """A manifest object id as our messages name a table: its parts joined by dots."""
+    return repr(object_id.replace(MANIFEST_DELIMITER, "."))
 
 
 def _lost_to_a_rewrite(exc: Exception) -> bool:
@@ -112,9 +132,7 @@ class Manifest:
             insert = manifest.merge_insert("object_id").when_not_matched_insert_all()
             result = insert.execute(table)
         if int(result.get("num_inserted_rows", 0)) != 1:
-            raise errors.TableAlreadyExistsError(
-                f"table {row['object_id'].replace(MANIFEST_DELIMITER, '.')!r} already exists"
-            )
+            raise errors.TableAlreadyExistsError(f"table {_shown(row['object_id'])} already exists")
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
@@ -229,9 +247,7 @@ class Manifest:
             read_version=dataset.version,
             storage_options=self.storage_options,
         )
-        raise errors.TableAlreadyExistsError(
-            f"table {object_id.replace(MANIFEST_DELIMITER, '.')!r} already exists"
-        )
+        raise errors.TableAlreadyExistsError(f"table {_shown(object_id)} already exists")
 
     def delete_table(self, object_id: str, read_version: int) -> Any:
         """Delete the table row ``object_id`` (a deletion file, not a rewrite), on top of
@@ -244,9 +260,7 @@ class Manifest:
                 raise ManifestMoved(str(exc)) from exc
             raise
         if isinstance(deleted, dict) and int(deleted.get("num_deleted_rows", 1)) == 0:
-            raise errors.TableNotFoundError(
-                f"table {object_id.replace(MANIFEST_DELIMITER, '.')!r} does not exist"
-            )
+            raise errors.TableNotFoundError(f"table {_shown(object_id)} does not exist")
         return dataset
 
     def compact(self, dataset: Any) -> Any:

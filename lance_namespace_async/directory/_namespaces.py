@@ -37,6 +37,7 @@ from ..models import (
 )
 from ._core import DirectoryCore, str_map
 from ._manifest import manifest_id
+from ._placement import root_tables
 
 __all__ = ["NamespaceOperations"]
 
@@ -216,19 +217,13 @@ class NamespaceOperations(DirectoryCore):
         stored = {name: snapshot.tables.get(name) for name in names}
         if self.config.dir_listing_enabled:
             try:
-                with os.scandir(root_path) as entries:
-                    for entry in entries:
-                        if not entry.name.endswith(".lance") or not entry.is_dir():
-                            continue
-                        if os.path.lexists(os.path.join(entry.path, ".lance-deregistered")):
-                            continue
-                        name = entry.name[: -len(".lance")]
-                        names.add(name)
-                        stored.setdefault(name, entry.name)
-            except FileNotFoundError:
-                pass
+                found = root_tables(self.root)
             except OSError:
                 return None
+            for name, path in found:
+                if not os.path.lexists(os.path.join(path, ".lance-deregistered")):
+                    names.add(name)
+                    stored.setdefault(name, f"{name}.lance")
         if not include_declared:
             kept = set()
             for name in names:

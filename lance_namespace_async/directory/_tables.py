@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from typing import Any
 
 from .. import errors
@@ -44,7 +43,7 @@ from ..models import (
 )
 from ._branches import refuse_branch
 from ._core import DirectoryCore, drop_nones, str_map
-from ._manifest import manifest_id
+from ._manifest import manifest_id, new_table_location
 from ._placement import (
     PLACEHOLDER,
     absolute,
@@ -110,7 +109,7 @@ class TableOperations(DirectoryCore):
             if object_id in snapshot.namespaces:
                 return None
             if plain:  # the row added here, not by pylance's rewrite of the manifest
-                stored = f"{secrets.token_hex(4)}_{object_id}"  # pylance's form
+                stored = new_table_location(object_id)
                 if self._append_own_row(table, stored, _reserve):
                     return {"location": snapshots.prefix + stored}
             result = dict(inner.declare_table(declare) or {})
