@@ -389,24 +389,23 @@ class ManifestSnapshots:
 
         ``force``: copy a manifest that is changing all the time anyway, for a caller
         whose alternative is a scan of every row (which a copy costs about as much as)."""
+        proven = self.cached()  # the copy, when its state or the hinted version proves it
+        if proven is not None:
+            return proven
         state = _state(self._versions)
         if state is None:
             return None
         snapshot = self._snapshot
-        if snapshot is not None and snapshot.settled and snapshot.state == state:
-            return snapshot
+        latest = _latest_version(self._versions)  # listing _versions where no hint helps
         if _settled(state):
-            # a copy at an exact version, still the latest now that the directory is still:
-            # from now on its state proves it current
-            latest = _latest_version(self._versions)
             if snapshot is not None and snapshot.version is not None and latest == snapshot.version:
+                # from now on its state proves it current
                 snapshot = replace(snapshot, state=state, settled=True)
                 self._snapshot = snapshot
                 return snapshot
             return self._refresh(state, latest, settled=True)
         # changed a moment ago: the stat cannot see a commit within the same clock tick,
         # the version numbers can
-        latest = _latest_version(self._versions)
         if latest is None:
             return None
         if snapshot is not None and snapshot.version == latest:
