@@ -363,3 +363,26 @@ def test_a_crawl_never_waits_for_pylances_listing(tmp_path: Path) -> None:
     assert sorted(found) == names
     assert "list_tables" not in asked
     assert "list_namespaces" not in asked
+
+
+def test_a_lock_file_planted_as_a_link_is_never_followed(tmp_path: Path) -> None:
+    """An attacker who can write into the catalog plants ``__manifest/.lna-write.lock``
+    as a link to a file elsewhere: our writers refuse to open it through the link (a
+    typed error), the file it points at is untouched, and nothing is declared."""
+    from lance_namespace_async.directory._manifest import LOCK_FILE
+
+    root = tmp_path / "catalog"
+    _build(root, 20)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (root / "__manifest" / LOCK_FILE).symlink_to(victim)
+    ours = lna.connect_sync("dir", {"root": str(root)})
+    try:
+        with pytest.raises(errors.LanceNamespaceError):
+            ours.declare_table(ln.DeclareTableRequest(id=[NS, "planted"]))
+        with pytest.raises(errors.TableNotFoundError):
+            ours.table_exists(ln.TableExistsRequest(id=[NS, "planted"]))
+    finally:
+        ours.close()
+    assert victim.read_text() == "keep me"
+    assert not any(p.name.endswith(f"{NS}$planted") for p in root.iterdir())
