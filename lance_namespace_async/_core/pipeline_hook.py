@@ -39,7 +39,9 @@ METHODS: Final = ALWAYS | SOMETIMES
 def is_job_id(request: Any) -> bool:
     """Whether a transaction request names a job (its last id element)."""
     ids: list[Any] | None = getattr(request, "id", None)
-    return bool(ids) and isinstance(ids[-1], str) and ids[-1].startswith(JOB_ID_PREFIX)
+    if not ids:
+        return False
+    return isinstance(ids[-1], str) and ids[-1].startswith(JOB_ID_PREFIX)
 
 
 def _adds_computed(request: Any) -> bool:
