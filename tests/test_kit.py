@@ -102,6 +102,7 @@ EXPECTED_SKIPS: dict[str, dict[str, str]] = {
 #: (Our dir backend adds exactly these on top of pylance's Rust implementation.)
 _RELATIVE_ONLY = "RegisterTable refuses absolute locations (InvalidInput): root-relative only"
 PYLANCE_SERVER_BREAKS: dict[str, str] = {
+    "a_job_nobody_started_is_not_found": "no jobs: a bare transaction id is InvalidInput",
     "create_namespace_mode_exist_ok_keeps_the_existing_namespace": "ExistOk: AlreadyExists",
     "create_namespace_mode_overwrite_replaces_it_with_an_empty_one": "Overwrite: AlreadyExists",
     "create_namespace_refuses_an_unknown_mode": "any mode is accepted",

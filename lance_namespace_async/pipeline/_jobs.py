@@ -257,6 +257,8 @@ def _find(ns: AsyncLanceNamespace, ids: Any) -> tuple[JobStore, dict[str, Any]]:
     job_id = str(ids[-1])
     if not valid_job_id(job_id):
         raise errors.InvalidInputError(f"{job_id!r} is not a job id (lna-job-<32 hex>)")
+    if not getattr(ns.config, "root", None):
+        raise errors.TransactionNotFoundError(f"no job {job_id}: this backend has no root")
     store = JobStore(_root(ns))
     record = store.read(job_id)
     table = [str(part) for part in ids[:-1]]
