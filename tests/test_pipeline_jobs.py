@@ -317,3 +317,30 @@ def test_a_job_whose_driver_was_killed_is_failed(catalog: Path) -> None:
         assert found["status"] == "FAILED"
         assert found["error_code"] == str(errors.ServiceUnavailableError.code)
         assert "driver is gone" in found["error_message"]
+
+
+def test_the_command_line_describes_waits_for_and_cancels_jobs(
+    catalog: Path,
+    finished: tuple[str, list[tuple[int, int]], Any],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from lance_namespace_async._cli import EXIT_CONFLICT, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, main
+
+    job_id = finished[0]
+    connection = ["--impl", "dir", "--prop", f"root={catalog}", "-o", "json"]
+    assert main(["jobs", "describe", job_id, "--table", "t", *connection]) == EXIT_OK
+    described = json.loads(capsys.readouterr().out)
+    assert described["status"] == "SUCCEEDED"
+    assert described["properties"]["fragments_done"] == "3"
+    assert main(["jobs", "wait", job_id, "--no-progress", *connection]) == EXIT_OK
+    waited = json.loads(capsys.readouterr().out)
+    assert waited["job_id"] == job_id
+    assert waited["properties"]["version"] == finished[2].properties["version"]
+    assert main(["jobs", "cancel", job_id, *connection]) == EXIT_CONFLICT
+    assert "already finished" in capsys.readouterr().err
+    unknown = "lna-job-" + "4" * 32
+    assert main(["jobs", "describe", unknown, *connection]) == EXIT_NOT_FOUND
+    capsys.readouterr()
+    served = ["serve", "--impl", "dir", "--prop", f"root={catalog}", "--port", "1"]
+    assert main([*served, "--spark-cluster", "no-master"]) == EXIT_USAGE
+    assert "NAME=MASTER" in capsys.readouterr().err
