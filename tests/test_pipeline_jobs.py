@@ -3,9 +3,10 @@ reported failed when their driver is gone, on every storage backend.
 
 Servers and processes: real pylance tables in temporary directories; a real Spark driver
 process on ``local[2]`` started by the runner (shared by the module, so the JVM starts
-once); the Iceberg project's REST catalog server (conftest ``iceberg_reference``) for a
-catalog backend; ``lance-ns serve`` as a real process (tests/serve_process.py) answering
-pylance's own RestNamespace. The job bodies (tests/job_bodies.py) do real Spark work:
+once); the Iceberg project's REST catalog server (conftest ``iceberg_reference``) and
+Glue on moto's server (tables and job records in its S3) for catalog backends;
+``lance-ns serve`` as a real process (tests/serve_process.py) answering pylance's own
+RestNamespace. The job bodies (tests/job_bodies.py) do real Spark work:
 they count a table's rows slice by slice through our Spark data source.
 """
 
@@ -28,8 +29,10 @@ import pytest
 
 pytest.importorskip("pyspark")
 
+from glue_fixtures import REGION, moto_glue, s3_client
 from iceberg_real_server import ReferenceIcebergServer, unique_name
 from serve_process import lance_ns_serve
+from test_kit import aws_environment
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
@@ -286,6 +289,45 @@ def test_a_job_on_the_iceberg_reference_catalog(
         assert final.status == "SUCCEEDED"
         assert describe(facade, *table, job_id).status == "SUCCEEDED"
     assert (tmp_path / "root" / "_lna_jobs" / f"{job_id}.json").exists()
+
+
+def test_a_job_on_glue_keeps_its_record_on_s3() -> None:
+    """Glue on moto's server, every table and the job records in moto's S3."""
+    with aws_environment(), moto_glue() as endpoint:
+        s3_client(endpoint).create_bucket(Bucket="jobs")
+        properties = {
+            "endpoint": endpoint,
+            "region": REGION,
+            "child_catalogs": "false",
+            "root": "s3://jobs/root",
+            "storage.aws_endpoint": endpoint,
+            "storage.aws_access_key_id": "testing",
+            "storage.aws_secret_access_key": "testing",
+            "storage.aws_region": REGION,
+            "storage.allow_http": "true",
+        }
+        with lna.connect_sync("glue", properties) as facade:
+            facade.create_namespace({"id": ["db"]})
+            table = ["db", "t"]
+            lance.write_dataset(
+                pa.table({"x": pa.array(range(20), pa.int64())}),
+                namespace_client=facade,
+                table_id=table,
+            )
+            job_id = start(facade, table, slices=2)
+            final = _jobs.wait_for_job_sync(facade, job_id, timeout=180)
+        assert final.status == "SUCCEEDED"
+        with lna.connect_sync("glue", properties) as again:
+            assert describe(again, *table, job_id).status == "SUCCEEDED"
+            with pytest.raises(errors.ConcurrentModificationError):
+                cancel(again, job_id)
+        listed = s3_client(endpoint).list_objects_v2(Bucket="jobs", Prefix="root/_lna_jobs/")
+        keys = {item["Key"] for item in listed.get("Contents", [])}
+        assert f"root/_lna_jobs/{job_id}.json" in keys
+        record = s3_client(endpoint).get_object(Bucket="jobs", Key=f"root/_lna_jobs/{job_id}.json")
+        kept = record["Body"].read().decode()
+        assert json.loads(kept)["checkpoints"]["counted"] == "20"
+        assert "testing" not in kept  # the storage keys never reach a record
 
 
 def test_pylance_describes_a_job_through_lance_ns_serve(

@@ -81,8 +81,9 @@ class JobRunner:
 
     def submit(self, message: Mapping[str, Any]) -> None:
         """Start one job: ``message`` has ``root``, ``job_id``, ``target``, ``impl``,
-        ``properties`` (the backend's, never stored), ``request``, ``checkpoints``."""
-        store = JobStore(str(message["root"]))
+        ``properties`` and ``storage_options`` (the backend's, never stored), ``request``,
+        ``checkpoints``."""
+        store = JobStore(str(message["root"]), message.get("storage_options") or {})
         record = store.read(str(message["job_id"]))
         if record is None:
             return
