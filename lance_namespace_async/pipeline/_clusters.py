@@ -115,12 +115,18 @@ class _InProcess:
 
 
 def _active_session() -> Any:
+    """This process's SparkSession: the calling thread's active one, else the default
+    session of the process's SparkContext (job threads have no active session of their
+    own). Never creates one: without a SparkContext, ``active`` is InvalidInput."""
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     session = SparkSession.getActiveSession()
-    if session is None:
+    if session is not None:
+        return session
+    if SparkContext._active_spark_context is None:
         raise errors.InvalidInputError("cluster 'active': this process has no SparkSession")
-    return session
+    return SparkSession.builder.getOrCreate()
 
 
 _drivers: dict[str, _Driver] = {}
