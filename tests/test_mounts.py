@@ -403,3 +403,28 @@ def kit_under_a_mount(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KitR
 def test_the_kit_passes_under_a_dir_mount(kit_under_a_mount: KitRunner, scenario: Scenario) -> None:
     """Every scenario passes under mount ``m`` as over ``dir`` alone (no skips)."""
     kit_under_a_mount.run(scenario)
+
+
+def test_lancedb_and_lance_namespace_get_mounts_in_process(tmp_path: Path) -> None:
+    """The same mounting namespace without a server: lance_namespace's plugin class
+    (``lna-mounts``) and LanceDB's ``namespace_client_impl``."""
+    properties = {
+        "mount.a.impl": "dir",
+        "mount.a.root": str(tmp_path / "a"),
+        "mount.b.impl": "dir",
+        "mount.b.root": str(tmp_path / "b"),
+    }
+    db = lancedb.connect(
+        namespace_client_impl="lance_namespace_async.impls.MountsNamespace",
+        namespace_client_properties=properties,
+    )
+    data = pa.table({"id": pa.array(range(4), pa.int64())})
+    for mount in ("a", "b"):
+        db.create_namespace([mount, "x"])
+        db.create_table("items", data, namespace_path=[mount, "x"])
+    assert (tmp_path / "a").is_dir()
+    assert (tmp_path / "b").is_dir()
+    with ln.connect("lna-mounts", properties) as ns:
+        assert ns.list_namespaces(ln.ListNamespacesRequest(id=[])).namespaces == ["a", "b"]
+        listed = ns.list_all_tables(ln.ListTablesRequest()).tables
+        assert listed == ["a$x$items", "b$x$items"]
