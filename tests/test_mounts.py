@@ -428,3 +428,48 @@ def test_lancedb_and_lance_namespace_get_mounts_in_process(tmp_path: Path) -> No
         assert ns.list_namespaces(ln.ListNamespacesRequest(id=[])).namespaces == ["a", "b"]
         listed = ns.list_all_tables(ln.ListTablesRequest()).tables
         assert listed == ["a$x$items", "b$x$items"]
+
+
+async def test_the_root_answers_as_a_read_only_namespace_of_mounts(tmp_path: Path) -> None:
+    """What the root itself answers (mounts/_namespace.py's docstring), in-process."""
+    data = pa.table({"i": [1]})
+    async with MountNamespace({"m": lna.connect("dir", {"root": str(tmp_path)})}) as ns:
+        await ns.create_table({"id": ["m", "t"]}, data)
+        refusals: list[tuple[Any, type[errors.LanceNamespaceError]]] = [
+            (ns.create_table({"id": ["t"]}, data), errors.InvalidInputError),
+            (ns.declare_table({"id": ["elsewhere", "t"]}), errors.NamespaceNotFoundError),
+            (ns.describe_table({"id": ["m"]}), errors.TableNotFoundError),
+            (ns.describe_table({"id": []}), errors.InvalidInputError),
+            (ns.describe_transaction({"id": ["7"]}), errors.TransactionNotFoundError),
+            (
+                ns.rename_table({"id": ["m", "t"], "new_table_name": "u", "new_namespace_id": []}),
+                errors.InvalidInputError,
+            ),
+            (ns.create_namespace({"id": ["m"], "mode": "overwrite"}), errors.InvalidInputError),
+            (ns.create_namespace({"id": []}), errors.NamespaceAlreadyExistsError),
+            (ns.drop_namespace({"id": ["gone"]}), errors.NamespaceNotFoundError),
+            (ns.list_tables({"id": ["gone"]}), errors.NamespaceNotFoundError),
+        ]
+        for attempt, expected in refusals:
+            with pytest.raises(expected):
+                await attempt
+        assert (await ns.drop_namespace({"id": ["gone"], "mode": "skip"})) is not None
+        assert (await ns.describe_namespace({"id": []})).properties.to_dict() == {}
+        assert (await ns.list_tables({"id": ["m"]})).tables == ["t"]
+        await ns.rename_table({"id": ["m", "t"], "new_table_name": "u", "new_namespace_id": ["m"]})
+        assert (await ns.list_tables({"id": ["m"]})).tables == ["u"]
+        dropped = await ns.drop_table({"id": ["m", "u"]})
+        assert dropped.id == ["m", "u"]
+
+
+async def test_storage_options_never_cross_mounts(tmp_path: Path) -> None:
+    """Each mount answers with its own backend's storage options, never another's."""
+    properties = {"mount.eu.impl": "dir", "mount.us.impl": "dir"}
+    for mount, region in [("eu", "eu-west-1"), ("us", "us-east-1")]:
+        properties |= {f"mount.{mount}.root": str(tmp_path / mount)}
+        properties |= {f"mount.{mount}.storage.region": region}
+    async with lna.connect("mounts", properties) as ns:
+        for mount, region in [("eu", "eu-west-1"), ("us", "us-east-1")]:
+            await ns.create_table({"id": [mount, "t"]}, pa.table({"i": [1]}))
+            described = await ns.describe_table({"id": [mount, "t"]})
+            assert described.storage_options.to_dict() == {"region": region}
