@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -34,6 +32,7 @@ from test_serve_parity import CATALOG_GAPS, Run, reference, rows, sequence  # no
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
+from lance_namespace_async._cli import main
 from lance_namespace_async._cli.serve_mounts import mount_connection, parse_mount
 from lance_namespace_async.mounts import MountHealth, MountNamespace
 from lance_namespace_async.server._serving import served_properties
@@ -229,16 +228,37 @@ def test_hostile_ids_are_typed_errors_that_change_nothing(two_mounts: TwoMounts)
     assert call(uri, "POST", "/v1/table/local$hostile$t/exists")[0] == 200
 
 
-def test_a_mount_name_that_is_no_name_is_a_usage_error() -> None:
+def test_a_mount_name_that_is_no_name_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``lance-ns serve --mount`` refuses bad mounts before serving (exit 2, one line that
+    never quotes a property's value); a profile names a mount's backend too."""
+
+    def serve(*argv: str) -> tuple[int, str]:
+        try:
+            code = main(["serve", "--port", "1", *argv])
+        except SystemExit as exited:
+            code = int(exited.code or 0)
+        return code, capsys.readouterr().err
+
     for spec in ["a$b=dir:root=/tmp/x", "..=dir:root=/tmp/x", "=dir:root=/tmp/x"]:
-        finished = subprocess.run(
-            [sys.executable, "-m", "lance_namespace_async._cli", "serve", "--mount", spec],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert finished.returncode == 2, finished.stderr
-        assert "mount" in finished.stderr
+        code, err = serve("--mount", spec)
+        assert code == 2, err
+        assert "mount" in err
+    code, err = serve("--mount", "a=dir:root=/tmp/x", "--impl", "dir")
+    assert (code, "--mount replaces --impl" in err) == (2, True), err
+    code, err = serve("--mount", "a=rest:uri=http://h,hunter2secret")
+    assert code == 2
+    assert "hunter2secret" not in err
+    config = tmp_path / "lance-ns.yaml"
+    config.write_text("profiles:\n  s:\n    impl: rest\n    uri: http://127.0.0.1:1\n")
+    from_profile = mount_connection(["sales=s", "ml=dir:root=/x"], config=str(config))
+    assert dict(from_profile.properties) == {
+        "mount.sales.impl": "rest",
+        "mount.sales.uri": "http://127.0.0.1:1",
+        "mount.ml.impl": "dir",
+        "mount.ml.root": "/x",
+    }
 
 
 # -- the library ------------------------------------------------------------------------------
