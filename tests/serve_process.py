@@ -36,10 +36,11 @@ def lance_ns_serve(
     properties: dict[str, str],
     *options: str,
     env: dict[str, str] | None = None,
-    impl: str = "dir",
+    impl: str | None = "dir",
     prefix: Sequence[str] = (),
 ) -> Iterator[ServeProcess]:
-    """Start ``lance-ns serve --impl <impl>`` with ``properties`` and ``options``; stop it
+    """Start ``lance-ns serve --impl <impl>`` (no ``--impl`` when None: ``--mount`` in
+    ``options``) with ``properties`` and ``options``; stop it
     (SIGTERM) on exit and require a clean exit (code 0). ``prefix`` runs the command
     through another (``prlimit --as=N --``: an address-space limit for attacks)."""
     with socket.socket() as probe:
@@ -51,7 +52,16 @@ def lance_ns_serve(
     )
     props = [arg for key, value in properties.items() for arg in ("--prop", f"{key}={value}")]
     process = subprocess.Popen(
-        [*prefix, *command, "serve", "--impl", impl, *props, "--port", str(port), *options],
+        [
+            *prefix,
+            *command,
+            "serve",
+            *(["--impl", impl] if impl is not None else []),
+            *props,
+            "--port",
+            str(port),
+            *options,
+        ],
         env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

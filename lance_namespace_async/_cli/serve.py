@@ -12,7 +12,7 @@ from types import FrameType
 import attrs
 
 from .. import errors
-from . import serve_workers
+from . import serve_mounts, serve_workers
 from .common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -151,6 +151,7 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         help="open connections; one more is answered 503 (default: 1000)",
     )
     serve_workers.add_arguments(serve)
+    serve_mounts.add_arguments(serve)
     add_request_limit_options(serve)
     serve.add_argument(
         "--log-level",
@@ -185,7 +186,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
         scrub.add([token])
     if args.max_body_bytes < 1:
         parser.error("--max-body-bytes must be >= 1")
-    connection = _connection(parser, args)
+    connection = serve_mounts.connection_of(parser, args) or _connection(parser, args)
     scrub.add(connection.secret_values())
     from .. import server
 
