@@ -177,7 +177,8 @@ def test_a_view_refreshed_twice_after_inserts_reads_the_sources_latest_rows(
         empty = lance.dataset(namespace_client=facade, table_id=view)
         assert (empty.count_rows(), empty.schema.names) == (0, ["k", "total"])
         recorded = definition(facade, view)
-        assert recorded[KIND_KEY] == "query" and recorded[QUERY_KEY] == QUERY
+        assert recorded[KIND_KEY] == "query"
+        assert recorded[QUERY_KEY] == QUERY
         assert json.loads(recorded[SOURCES_KEY]) == [{"id": source, "version": None}]
 
         expected = {"a": 4, "b": 2}
@@ -187,8 +188,13 @@ def test_a_view_refreshed_twice_after_inserts_reads_the_sources_latest_rows(
             assert version == before + 1  # one commit per refresh
             read = lance.dataset(namespace_client=facade, table_id=view)
             assert (read.version, totals(read.to_table())) == (version, expected)
-            by_spark = lna_spark.read(spark, "$".join(view), impl=backend.impl,
-                                      properties=backend.properties, delimiter="$")
+            by_spark = lna_spark.read(
+                spark,
+                "$".join(view),
+                impl=backend.impl,
+                properties=backend.properties,
+                delimiter="$",
+            )
             assert {r["k"]: r["total"] for r in by_spark.collect()} == expected
             source_version = facade.describe_table(
                 {"id": source, "load_detailed_metadata": True}
@@ -204,18 +210,20 @@ def test_a_view_refreshed_twice_after_inserts_reads_the_sources_latest_rows(
         facade.insert_into_table({"id": source}, orders(("a", 10), ("b", -2)))
         version = backend.refresh(spark, view)
         assert totals(lance.dataset(namespace_client=facade, table_id=view).to_table()) == {
-            "a": 14, "b": 0, "c": 5
+            "a": 14,
+            "b": 0,
+            "c": 5,
         }
     if backend.impl == "iceberg":  # the catalog took the view's commit
-        pyiceberg_table = request.getfixturevalue("iceberg_reference").rest_client().load_table(
-            (backend.namespace[-1], "by_k")
+        pyiceberg_table = (
+            request.getfixturevalue("iceberg_reference")
+            .rest_client()
+            .load_table((backend.namespace[-1], "by_k"))
         )
         assert pyiceberg_table.metadata.current_snapshot_id == version
 
 
-def test_src_version_reads_the_source_as_it_was(
-    dir_backend: Backend, spark: SparkSession
-) -> None:
+def test_src_version_reads_the_source_as_it_was(dir_backend: Backend, spark: SparkSession) -> None:
     source, view = ["shop", "orders"], ["shop", "by_k"]
     with dir_backend.facade() as facade:
         first = facade.create_table({"id": source}, orders(("a", 1))).version
@@ -258,12 +266,21 @@ def test_tables_of_other_namespaces_are_named_with_the_delimiter(
         ("SELECT k, SUM(v) AS total FROM missing GROUP BY k", OUTPUT, errors.TableNotFoundError),
         ("SELECT k, nope AS total FROM orders", OUTPUT, errors.InvalidInputError),
         ("SELECT k FROM orders", OUTPUT, errors.InvalidInputError),  # a column missing
-        ("SELECT k, CAST(SUM(v) AS STRING) AS total FROM orders GROUP BY k", OUTPUT,
-         errors.InvalidInputError),  # string does not fit int64
-        ("SELECT k, SUM(v) AS total FROM shop.orders GROUP BY k", OUTPUT,
-         errors.InvalidInputError),  # dotted names are Spark's catalog's
-        (QUERY, '{"fields": [{"name": "k", "type": {"type": "nosuch"}}]}',
-         errors.InvalidInputError),
+        (
+            "SELECT k, CAST(SUM(v) AS STRING) AS total FROM orders GROUP BY k",
+            OUTPUT,
+            errors.InvalidInputError,
+        ),  # string does not fit int64
+        (
+            "SELECT k, SUM(v) AS total FROM shop.orders GROUP BY k",
+            OUTPUT,
+            errors.InvalidInputError,
+        ),  # dotted names are Spark's catalog's
+        (
+            QUERY,
+            '{"fields": [{"name": "k", "type": {"type": "nosuch"}}]}',
+            errors.InvalidInputError,
+        ),
         (QUERY, "", errors.InvalidInputError),
     ],
 )
@@ -274,8 +291,13 @@ def test_a_bad_definition_is_refused_before_anything_is_written(
         facade.create_table({"id": ["shop", "orders"]}, orders(("a", 1)))
         with pytest.raises(error):
             facade.create_materialized_view(
-                {"id": ["shop", "v"], "kind": "query", "source_query": query,
-                 "output_schema": schema, "with_no_data": True}
+                {
+                    "id": ["shop", "v"],
+                    "kind": "query",
+                    "source_query": query,
+                    "output_schema": schema,
+                    "with_no_data": True,
+                }
             )
         assert facade.list_tables({"id": ["shop"]}).tables == ["orders"]
 
@@ -293,7 +315,8 @@ def test_client_code_kinds_are_refused_with_code_0(dir_backend: Backend) -> None
         facade.create_materialized_view(
             {"id": ["shop", "v"], "kind": "udtf", "source_query": "", "output_schema": OUTPUT}
         )
-    assert raised.value.code == 0 and "client-supplied code" in str(raised.value)
+    assert raised.value.code == 0
+    assert "client-supplied code" in str(raised.value)
 
 
 def test_refreshing_a_plain_table_is_refused(dir_backend: Backend) -> None:

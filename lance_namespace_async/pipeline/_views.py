@@ -140,10 +140,8 @@ def bind_query(
                 ) from None
             except AnalysisException as exc:
                 if exc.getCondition() != "TABLE_OR_VIEW_NOT_FOUND":
-                    raise errors.InvalidInputError(
-                        f"source_query: {_first_line(exc)}"
-                    ) from None
-                relation = exc.getMessageParameters().get("relationName", "")
+                    raise errors.InvalidInputError(f"source_query: {_first_line(exc)}") from None
+                relation = str((exc.getMessageParameters() or {}).get("relationName", ""))
             table_id = source_id(relation, namespace)
             if any(s["id"] == table_id for s in sources):
                 raise errors.InvalidInputError(f"source_query: cannot bind {relation}")
@@ -177,9 +175,7 @@ def definition_metadata(
     query: str, sources: list[dict[str, Any]], *, refreshed: bool, job_id: str | None = None
 ) -> dict[str, str]:
     """The schema metadata a view's table carries (see the module docstring)."""
-    recorded = [
-        {"id": s["id"], "version": s["version"] if refreshed else None} for s in sources
-    ]
+    recorded = [{"id": s["id"], "version": s["version"] if refreshed else None} for s in sources]
     metadata = {KIND_KEY: "query", QUERY_KEY: query, SOURCES_KEY: json.dumps(recorded)}
     if job_id is not None:
         metadata[REFRESHED_BY_KEY] = job_id
@@ -264,13 +260,17 @@ def _refuse_code(kind: str) -> errors.UnsupportedOperationError:
 
 
 async def _latest_version(ns: AsyncLanceNamespace, table_id: list[str]) -> int | None:
-    described = await ns.describe_table({"id": table_id, "load_detailed_metadata": True})
+    from ..models import DescribeTableRequest
+
+    described = await ns.describe_table(
+        DescribeTableRequest.from_dict({"id": table_id, "load_detailed_metadata": True})
+    )
     return described.version if isinstance(described.version, int) else None
 
 
 async def create_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any:
     """Check the query and schema, create the view's table, start its first refresh."""
-    from ..models import CreateMaterializedViewResponse
+    from ..models import CreateMaterializedViewResponse, CreateTableRequest, TableExistsRequest
 
     view_id = _view_id(request)
     kind = str(_given(request, "kind") or "")
@@ -288,7 +288,7 @@ async def create_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any
     except errors.InvalidInputError:
         output, ddl = None, True  # perhaps a DDL string: parsed once a session is up
     try:
-        await ns.table_exists({"id": view_id})
+        await ns.table_exists(TableExistsRequest.from_dict({"id": view_id}))
     except errors.TableNotFoundError:
         pass
     else:
@@ -304,9 +304,7 @@ async def create_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any
             impl=ns.impl_name,
             properties=ns.config.properties,
             namespace=view_id[:-1],
-            latest_version=lambda table_id: anyio.from_thread.run(
-                _latest_version, ns, table_id
-            ),
+            latest_version=lambda table_id: anyio.from_thread.run(_latest_version, ns, table_id),
         )
         fits(query_schema(frame), schema)
         return schema, sources
@@ -314,7 +312,7 @@ async def create_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any
     schema, sources = await anyio.to_thread.run_sync(analyse)
     metadata = definition_metadata(query, sources, refreshed=False)
     empty = _with_metadata(schema, metadata).empty_table()
-    created = await ns.create_table({"id": view_id}, empty)
+    created = await ns.create_table(CreateTableRequest.from_dict({"id": view_id}), empty)
     version = created.version if isinstance(created.version, int) else 1
     job_id = None
     if _given(request, "with_no_data") is not True:
@@ -333,7 +331,7 @@ def _optional_positive(request: Any, name: str, minimum: int = 1) -> int | None:
 
 def _schema_metadata(described: Any) -> dict[str, str]:
     """A DescribeTable answer's schema metadata as a plain map."""
-    metadata = getattr(described.schema, "metadata", None)
+    metadata = _given(_given(described, "schema"), "metadata")
     if metadata is None or isinstance(metadata, str):
         return {}
     values = metadata.to_dict() if hasattr(metadata, "to_dict") else metadata
@@ -342,7 +340,7 @@ def _schema_metadata(described: Any) -> dict[str, str]:
 
 async def refresh_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any:
     """Check the view and the request, then start the refresh job; answers its id."""
-    from ..models import RefreshMaterializedViewResponse
+    from ..models import DescribeTableRequest, RefreshMaterializedViewResponse
 
     view_id = _view_id(request)
     src_version = _optional_positive(request, "src_version", 0)
@@ -351,7 +349,9 @@ async def refresh_materialized_view(ns: AsyncLanceNamespace, request: Any) -> An
         value = _optional_positive(request, name)
         if value is not None:
             body[name] = value
-    described = await ns.describe_table({"id": view_id, "load_detailed_metadata": True})
+    described = await ns.describe_table(
+        DescribeTableRequest.from_dict({"id": view_id, "load_detailed_metadata": True})
+    )
     definition = view_definition(_schema_metadata(described))
     if definition is None:
         raise errors.InvalidInputError(f"table {view_id!r} is not a materialized view")
