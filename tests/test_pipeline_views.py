@@ -352,3 +352,18 @@ def test_a_refresh_that_fails_mid_way_leaves_the_previous_version(
         read = lance.dataset(namespace_client=facade, table_id=view)
         assert (read.version, totals(read.to_table())) == (good, {"a": 1, "b": 2})
         assert _data_files(facade, view) == files  # nothing the failed job wrote is left
+
+
+@pytest.mark.filterwarnings("ignore:lance is not fork-safe")
+def test_create_starts_the_first_refresh_as_a_job_that_succeeds(dir_backend: Backend) -> None:
+    """End to end through the job runner (its own Spark driver process)."""
+    from lance_namespace_async.pipeline._jobs import wait_for_job_sync
+
+    with dir_backend.facade() as facade:
+        facade.create_table({"id": ["shop", "orders"]}, orders(("a", 1), ("a", 2)))
+        created = create_view(facade, ["shop", "by_k"], with_no_data=False)
+        assert isinstance(created.job_id, str)
+        outcome = wait_for_job_sync(facade, created.job_id, timeout=300)
+        assert str(outcome.status) == "SUCCEEDED", outcome
+        read = lance.dataset(namespace_client=facade, table_id=["shop", "by_k"])
+        assert (read.version, totals(read.to_table())) == (created.version + 1, {"a": 3})
