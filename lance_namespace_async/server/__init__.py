@@ -65,7 +65,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._access_log import AccessLog
     from ._app import create_app, serve
+    from ._health import Health
     from ._limits import DEFAULT_MAX_BODY_BYTES, ServerLimits
     from ._request_limits import RequestLimits
     from ._routes import ROUTES, Route
@@ -75,6 +77,8 @@ if TYPE_CHECKING:
 #: command's options (request limits, storage workers) and a storage worker import
 #: their modules without Starlette, which only the app needs
 _LAZY: dict[str, str] = {
+    "AccessLog": "._access_log",
+    "Health": "._health",
     "DEFAULT_MAX_BODY_BYTES": "._limits",
     "ROUTES": "._routes",
     "RequestLimits": "._request_limits",
@@ -89,6 +93,8 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "ROUTES",
+    "AccessLog",
+    "Health",
     "RequestLimits",
     "Route",
     "ServerLimits",
