@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -236,3 +237,60 @@ def test_a_blocked_stream_drops_and_counts_lines_instead_of_waiting() -> None:
     assert written[5]["event"] == "access_log_dropped"
     assert written[5]["dropped"] == 96
     assert len(written) == 6
+
+
+def _raw_answer(port: int, data: bytes, hold: float = 0.0) -> bytes:
+    """Send ``data`` on a fresh connection, then read until the server closes it."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(data)
+        time.sleep(hold)
+        received = b""
+        while chunk := connection.recv(65536):
+            received += chunk
+        return received
+
+
+def test_the_limits_the_server_enforced_are_logged(tmp_path: Path) -> None:
+    """431, 408 and 503 are refused before the app (a line naming the limit); 413 is the
+    app's (a request line with its operation)."""
+    options = (
+        "--access-log",
+        "json",
+        "--max-header-bytes",
+        "2048",
+        "--header-timeout",
+        "1",
+        "--max-connections",
+        "2",
+        "--max-body-bytes",
+        "100",
+        *QUIET,
+    )
+    with lance_ns_serve({"root": str(tmp_path)}, *options) as served:
+        big_head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 3000 + b"\r\n\r\n"
+        assert _raw_answer(served.port, big_head).startswith(b"HTTP/1.1 431 ")
+        too_large = httpx.post(
+            f"{served.uri}/v1/namespace/a/create", json={"properties": {"k": "v" * 200}}
+        )
+        assert too_large.status_code == 413
+        assert _raw_answer(served.port, b"GET /healthz HTTP/1.1\r\n").startswith(b"HTTP/1.1 408 ")
+        with (
+            socket.create_connection(("127.0.0.1", served.port)),
+            socket.create_connection(("127.0.0.1", served.port)),
+        ):
+            time.sleep(0.2)  # both accepted: the limit is reached
+            assert _raw_answer(served.port, b"").startswith(b"HTTP/1.1 503 ")
+    lines = _lines(served.stderr)
+    refused = [(line["status"], line["code"], line["limit"]) for line in lines if "event" in line]
+    assert refused == [
+        (431, 13, "max_header_bytes"),
+        (408, 13, "header_timeout"),
+        (503, 17, "max_connections"),
+    ]
+    assert all(line["client"] == "127.0.0.1" for line in lines)
+    [body_line] = [line for line in lines if "event" not in line]
+    assert (body_line["operation"], body_line["status"], body_line["code"]) == (
+        "CreateNamespace",
+        413,
+        13,
+    )

@@ -24,6 +24,12 @@ terminal, and a line stays under 4 KiB.
 characters without spaces, else a new random one; it is echoed in the answer's
 ``x-request-id`` header either way, so a client can quote it to the operator.
 
+A request the connection's bounds refuse before the application sees it (a head too
+large: 431, a head or body too slow: 408, a malformed request: 400, one connection too
+many: 503) has no operation, id or request id; it gets a line of its own,
+``{"time", "event": "refused", "client", "status", "code", "limit"}``, ``limit`` naming the
+bound (``max_header_bytes``, ``header_timeout``, ``max_connections``...).
+
 Lines go through a bounded queue to a writer thread: a slow or blocked stderr (a full
 pipe) never stalls the event loop. When the queue is full a line is dropped and
 counted; the writer then reports the count in an ``{"event": "access_log_dropped"}``
@@ -172,6 +178,20 @@ class AccessLog:
             "response_bytes": exchange.response_bytes,
         }
         self._put(json.dumps(line, ensure_ascii=True, separators=(",", ":")))
+
+    def refused(self, status: int, limit: str, client: str | None) -> None:
+        """Queue the line of a request the connection's bounds refused before the app
+        saw it (431, 408, 400, 503: ``server._protocol``), named by the limit."""
+        code = 17 if status == 503 else 13
+        line = {
+            "time": _now_rfc3339(),
+            "event": "refused",
+            "client": client,
+            "status": status,
+            "code": code,
+            "limit": limit,
+        }
+        self._put(json.dumps(line, separators=(",", ":")))
 
     def _put(self, text: str) -> None:
         try:

@@ -297,6 +297,7 @@ async def _serve(
         app,
         limits,
         max_body_bytes,
+        on_refusal=access_log.refused if access_log is not None else None,
         host=host,
         port=port,
         log_level=log_level,
