@@ -122,6 +122,7 @@ def create_app(
     )
     app = _AdapterApp(adapter)
     app.state.namespace = namespace
+    app.state.health = health  # another listener (a metrics port) serves the same checks
     from .._storage.containment import warn_if_unconfined
 
     warn_if_unconfined(namespace)  # a client must not reach storage outside its root

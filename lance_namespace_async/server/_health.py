@@ -85,10 +85,15 @@ class Health:
         cached = self._result
         if cached is not None and time.monotonic() < cached[0]:
             return cached[1]
-        if self._running is None or self._running.done():
-            self._running = asyncio.ensure_future(self._check())
+        running = self._running
+        if (
+            running is None
+            or running.done()
+            or running.get_loop() is not asyncio.get_running_loop()
+        ):
+            self._running = running = asyncio.ensure_future(self._check())
         # shielded: a prober hanging up must not cancel the check the others await
-        return await asyncio.shield(self._running)
+        return await asyncio.shield(running)
 
     async def _check(self) -> list[PartReadiness]:
         targets = readiness_targets(self.namespace)
