@@ -42,7 +42,7 @@ FIELDS = {
     "response_bytes",
 }
 RFC3339_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
-GENERATED_ID = re.compile(r"^[0-9a-f]{32}$")
+GENERATED_ID = re.compile(r"^[0-9a-f]{12}-[0-9a-f]+$")  # per-process prefix, counter
 QUIET = ("--storage-workers", "0", "--log-level", "error")
 
 
@@ -114,6 +114,8 @@ def test_one_line_per_request_with_its_fields_and_never_the_token(tmp_path: Path
         assert GENERATED_ID.match(line["request_id"])
         assert answer.headers["x-request-id"] == line["request_id"]
         assert line["response_bytes"] == len(answer.content)
+    generated = {line["request_id"] for line in (health_line, missing_line, anonymous_line)}
+    assert len(generated) == 3  # one per request
     assert create_table["id"] == describe["id"] == "sales$t"
     assert create_table["request_bytes"] == len(data)
     assert missing_line["id"] == "sales$missing"
@@ -223,7 +225,7 @@ def test_a_blocked_stream_drops_and_counts_lines_instead_of_waiting() -> None:
     log.start()
     try:
         _finish(log, 0)
-        assert stream.entered.wait(5)  # the writer holds line 0, blocked
+        assert stream.entered.wait(5)  # the writer holds line 0, blocked in write()
         started = time.perf_counter()
         for number in range(1, 101):
             _finish(log, number)
@@ -232,7 +234,7 @@ def test_a_blocked_stream_drops_and_counts_lines_instead_of_waiting() -> None:
     finally:
         stream.release.set()
         log.close()
-    written = [json.loads(text) for text in stream.written]
+    written = [json.loads(line) for line in "".join(stream.written).splitlines()]
     assert [line["request_id"] for line in written[:5]] == [f"req-{n}" for n in range(5)]
     assert written[5]["event"] == "access_log_dropped"
     assert written[5]["dropped"] == 96

@@ -174,7 +174,7 @@ class _Adapter:
         answered: Response | None = None
         try:
             answered = await self._answer(request, path)
-            answered.headers["x-request-id"] = exchange.request_id
+            answered.raw_headers.append((b"x-request-id", exchange.request_id.encode()))
             await answered(scope, exchange.receive, exchange.send)
         finally:
             log.finish(exchange, scope, path, answered)
