@@ -165,7 +165,7 @@ def render(
         [
             "# Access log and /readyz: server CPU per request",
             "",
-            f"Generated {now} by `benchmarks/access_log_cpu.py` at commit {commit}: "
+            f"Generated {now} by `benchmarks/access_log_cpu.py` at {commit}: "
             f"{os.cpu_count()} CPUs (shared; load average {load_before[0]:.2f} before, "
             f"{load_after[0]:.2f} after), Python {platform.python_version()}, "
             f"pylance {lance.__version__}.",
