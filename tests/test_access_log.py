@@ -65,11 +65,12 @@ def test_one_line_per_request_with_its_fields_and_never_the_token(tmp_path: Path
     authorized = {"Authorization": f"Bearer {TOKEN}"}
     with lance_ns_serve({"root": str(tmp_path)}, *options, env=env) as served:
         base = served.uri
-        health = httpx.get(f"{base}/healthz")
+        health = httpx.get(f"{base}/healthz", timeout=30)
         created = httpx.post(
             f"{base}/v1/namespace/sales/create",
             json={},
             headers={**authorized, "x-request-id": "client-req-1"},
+            timeout=30,
         )
         peer = RestNamespace(uri=base, **{"header.Authorization": f"Bearer {TOKEN}"})
         data = _ipc(pa.table({"id": pa.array([1, 2, 3], pa.int64())}))
@@ -79,8 +80,9 @@ def test_one_line_per_request_with_its_fields_and_never_the_token(tmp_path: Path
             f"{base}/v1/table/sales%24missing/describe?api_key=query-secret-55",
             json={},
             headers=authorized,
+            timeout=30,
         )
-        anonymous = httpx.get(f"{base}/v1/namespace/%24/list")
+        anonymous = httpx.get(f"{base}/v1/namespace/%24/list", timeout=30)
     lines = _lines(served.stderr)
 
     assert [(line["operation"], line["status"], line["code"]) for line in lines] == [
@@ -136,9 +138,14 @@ def test_a_hostile_id_is_logged_cut_and_escaped_on_one_line(tmp_path: Path) -> N
     options = ("--access-log", "json", "--access-log-file", str(log), *QUIET)
     with lance_ns_serve({"root": str(root)}, *options) as served:
         path = f"/v1/table/{quote(hostile, safe='')}/describe"
-        refused = httpx.post(f"{served.uri}{path}", json={}, headers={"x-request-id": "has space"})
+        refused = httpx.post(
+            f"{served.uri}{path}", json={}, headers={"x-request-id": "has space"}, timeout=30
+        )
         too_long_id = httpx.post(
-            f"{served.uri}/v1/table/t/describe", json={}, headers={"x-request-id": "r" * 129}
+            f"{served.uri}/v1/table/t/describe",
+            json={},
+            headers={"x-request-id": "r" * 129},
+            timeout=30,
         )
     assert refused.status_code == 400
     raw = log.read_bytes()
@@ -160,7 +167,7 @@ def test_a_hostile_id_is_logged_cut_and_escaped_on_one_line(tmp_path: Path) -> N
 
 def test_off_by_default_without_request_ids(tmp_path: Path) -> None:
     with lance_ns_serve({"root": str(tmp_path)}, *QUIET) as served:
-        answer = httpx.get(f"{served.uri}/v1/namespace/%24/list")
+        answer = httpx.get(f"{served.uri}/v1/namespace/%24/list", timeout=30)
         assert answer.status_code == 200
         assert "x-request-id" not in answer.headers
     assert _lines(served.stderr) == []
@@ -272,7 +279,7 @@ def test_the_limits_the_server_enforced_are_logged(tmp_path: Path) -> None:
         big_head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 3000 + b"\r\n\r\n"
         assert _raw_answer(served.port, big_head).startswith(b"HTTP/1.1 431 ")
         too_large = httpx.post(
-            f"{served.uri}/v1/namespace/a/create", json={"properties": {"k": "v" * 200}}
+            f"{served.uri}/v1/namespace/a/create", json={"properties": {"k": "v" * 200}}, timeout=30
         )
         assert too_large.status_code == 413
         assert _raw_answer(served.port, b"GET /healthz HTTP/1.1\r\n").startswith(b"HTTP/1.1 408 ")

@@ -32,7 +32,7 @@ TOKEN = "health-probe-secret-7f3a"
 
 
 def _readyz(served: ServeProcess, **headers: str) -> httpx.Response:
-    return httpx.get(f"{served.uri}/readyz", headers=headers, timeout=10)
+    return httpx.get(f"{served.uri}/readyz", headers=headers, timeout=30)
 
 
 # -- the process answers, without a token -------------------------------------------------
@@ -50,31 +50,31 @@ def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
 def test_healthz_and_readyz_answer_without_the_token_the_api_requires(
     guarded: ServeProcess,
 ) -> None:
-    api = httpx.get(f"{guarded.uri}/v1/namespace/$/list", timeout=10)
+    api = httpx.get(f"{guarded.uri}/v1/namespace/$/list", timeout=30)
     assert api.status_code == 401  # the protocol's routes still need it
 
-    health = httpx.get(f"{guarded.uri}/healthz", timeout=10)
+    health = httpx.get(f"{guarded.uri}/healthz", timeout=30)
     assert health.status_code == 200
     assert health.json() == {"status": "ok"}
     assert health.headers["cache-control"] == "no-store"
 
-    ready = _readyz(guarded)
+    ready = _wait_for(guarded, 200, within=30)  # a loaded machine may miss the first deadline
     assert ready.status_code == 200
     body = ready.json()
     assert body["status"] == "ready"
     assert [(check["name"], check["ready"]) for check in body["checks"]] == [("backend", True)]
-    assert httpx.head(f"{guarded.uri}/readyz", timeout=10).status_code == 200
+    assert httpx.head(f"{guarded.uri}/readyz", timeout=30).status_code == 200
 
 
 def test_health_paths_take_get_and_head_only_and_never_shadow_a_protocol_route(
     guarded: ServeProcess,
 ) -> None:
-    refused = httpx.post(f"{guarded.uri}/readyz", timeout=10)
+    refused = httpx.post(f"{guarded.uri}/readyz", timeout=30)
     assert refused.status_code == 405
     assert refused.headers["allow"] == "GET, HEAD"
     # near misses are the protocol's paths (unknown routes: 401 first, as for any path)
     for near in ("/healthz/", "/v1/healthz", "/readyz/x"):
-        assert httpx.get(f"{guarded.uri}{near}", timeout=10).status_code == 401
+        assert httpx.get(f"{guarded.uri}{near}", timeout=30).status_code == 401
     spec = (Path(__file__).parents[1] / "spec" / "rest.yaml").read_text()
     paths = [line.strip() for line in spec.splitlines() if line.startswith("  /")]
     assert paths
@@ -86,10 +86,10 @@ def test_readyz_keeps_the_origin_and_host_checks_healthz_skips_them(
 ) -> None:
     """A DNS-rebound page (a foreign Host) cannot read /readyz; /healthz says nothing."""
     rebound = {"host": f"attacker.example:{guarded.port}"}
-    assert httpx.get(f"{guarded.uri}/readyz", headers=rebound, timeout=10).status_code == 421
+    assert httpx.get(f"{guarded.uri}/readyz", headers=rebound, timeout=30).status_code == 421
     page = {"origin": "https://attacker.example"}
-    assert httpx.get(f"{guarded.uri}/readyz", headers=page, timeout=10).status_code == 403
-    health = httpx.get(f"{guarded.uri}/healthz", headers={**rebound, **page}, timeout=10)
+    assert httpx.get(f"{guarded.uri}/readyz", headers=page, timeout=30).status_code == 403
+    health = httpx.get(f"{guarded.uri}/healthz", headers={**rebound, **page}, timeout=30)
     assert (health.status_code, health.json()) == (200, {"status": "ok"})
 
 
@@ -129,15 +129,16 @@ def test_readyz_fails_while_the_glue_catalog_is_down_and_recovers_when_it_return
         "child_catalogs": "false",
         "root": str(tmp_path),
     }
-    options = ("--ready-timeout", "1", "--storage-workers", "0", "--log-level", "error")
+    options = ("--ready-timeout", "3", "--storage-workers", "0", "--log-level", "error")
     with aws_environment():
         moto = contextlib.ExitStack()
         moto.enter_context(_moto_on(port))
         with moto, lance_ns_serve(properties, *options, impl="glue", env=env) as served:
-            assert _readyz(served).status_code == 200
+            # the first call builds the AWS client: on a loaded machine it may miss a deadline
+            assert _wait_for(served, 200, within=30).status_code == 200
 
             moto.close()  # the catalog goes away
-            down = _wait_for(served, 503, within=10)
+            down = _wait_for(served, 503, within=20)
             assert down.status_code == 503
             body = down.json()
             assert body["status"] == "not ready"
@@ -148,10 +149,10 @@ def test_readyz_fails_while_the_glue_catalog_is_down_and_recovers_when_it_return
             # nothing of where the catalog is: /readyz answers anyone
             assert str(port) not in down.text
             assert "127.0.0.1" not in down.text
-            assert check["ms"] <= 1000 + 500  # the deadline held
+            assert check["ms"] <= 3000 + 1000  # the deadline held
 
             moto.enter_context(_moto_on(port))  # back on the same port
-            assert _wait_for(served, 200, within=10).status_code == 200
+            assert _wait_for(served, 200, within=30).status_code == 200
 
 
 # -- a probe storm is one call on the catalog; a silent catalog is a timeout --------------
@@ -176,19 +177,26 @@ def test_a_probe_storm_reaches_the_catalog_once_per_cache_period(tmp_path: Path)
             {"uri": catalog.uri}, "--storage-workers", "0", "--log-level", "error", impl="rest"
         ) as front,
     ):
+        # the first check warms both servers (a loaded machine may need more than 2 s)
+        assert _wait_for(front, 200, within=30).status_code == 200
+        time.sleep(1.1)  # past the cache
+        before = len(_access_lines(log, "ListNamespaces"))
+        started = time.monotonic()
         with ThreadPoolExecutor(50) as pool:
             answers = list(pool.map(lambda _: _readyz(front), range(50)))
+        elapsed = time.monotonic() - started
         assert [answer.status_code for answer in answers] == [200] * 50
         time.sleep(0.3)  # the catalog's log writer
-        probes = _access_lines(log, "ListNamespaces")
-        assert len(probes) == 1
+        probes = _access_lines(log, "ListNamespaces")[before:]
+        # one check per 1 s cache period the storm spanned (one, unless the machine is slow)
+        assert 1 <= len(probes) <= 1 + int(elapsed)
         assert probes[0]["id"] == "$"  # the root, limit 1: the cheap call
         assert probes[0]["path"].endswith("/list")
 
         time.sleep(1.1)  # past the cache: the next probe asks again
         assert _readyz(front).status_code == 200
         time.sleep(0.3)
-        assert len(_access_lines(log, "ListNamespaces")) == 2
+        assert len(_access_lines(log, "ListNamespaces")) == before + len(probes) + 1
 
 
 @contextlib.contextmanager
@@ -216,10 +224,11 @@ def test_readyz_is_503_once_the_ready_timeout_passes(tmp_path: Path) -> None:
     ):
         started = time.monotonic()
         answer = _readyz(front)
-        assert time.monotonic() - started < 3
+        assert time.monotonic() - started < 10
         assert answer.status_code == 503
         [check] = answer.json()["checks"]
         assert check["reason"] == "timeout: no answer within 0.5 s"
+        assert check["ms"] < 500 + 1000  # the deadline held, whatever the retries
         assert uri not in answer.text
 
 
