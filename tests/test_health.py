@@ -271,3 +271,15 @@ async def test_each_part_of_a_mounting_namespace_is_reported_on_its_own(tmp_path
             # cached: the same result object answers within the cache period
             assert await health.readiness() is parts
             await asyncio.sleep(0)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 301, True, "2", float("nan")])
+async def test_a_bad_ready_timeout_is_a_typed_error(tmp_path: Path, bad: object) -> None:
+    from lance_namespace_async import errors
+    from lance_namespace_async.server import create_app
+
+    async with lance_namespace_async.connect("dir", {"root": str(tmp_path)}) as local:
+        with pytest.raises(errors.InvalidInputError, match="ready_timeout"):
+            create_app(local, ready_timeout=bad)  # type: ignore[arg-type]
+        with pytest.raises(errors.InvalidInputError, match="access_log"):
+            create_app(local, access_log="json")  # type: ignore[arg-type]
