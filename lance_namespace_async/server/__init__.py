@@ -52,7 +52,8 @@ The package's private modules: ``_routes`` (the route table, request parsing),
 :func:`serve`), ``_limits`` and ``_protocol`` (the bounded HTTP/1.1 connection),
 ``_origin`` (Origin and Host checks), ``_request_limits``, ``_table_locks``,
 ``_storage_workers`` (worker processes for storage work), ``_serving`` (the served
-backend's properties).
+backend's properties), ``_health`` (``/healthz``, ``/readyz``), ``_access_log`` (the JSON
+access log).
 
 Layer (ARCHITECTURE.md): above the backends, beside ``_facade``. May import the core,
 ``errors``, ``models``, and storage (pylance's failures, containment, vended
