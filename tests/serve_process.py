@@ -18,6 +18,8 @@ from pathlib import Path
 class ServeProcess:
     port: int
     process: subprocess.Popen[str]
+    #: the process's stderr, once it has exited (at the end of ``lance_ns_serve``)
+    stderr: str = ""
 
     @property
     def uri(self) -> str:
@@ -67,6 +69,7 @@ def lance_ns_serve(
         stderr=subprocess.PIPE,
         text=True,
     )
+    served: ServeProcess | None = None
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -77,8 +80,11 @@ def lance_ns_serve(
                 assert process.poll() is None, process.communicate()[1]
                 assert time.monotonic() < deadline, "lance-ns serve did not start"
                 time.sleep(0.05)
-        yield ServeProcess(port, process)
+        served = ServeProcess(port, process)
+        yield served
     finally:
         process.terminate()
         _, stderr = process.communicate(timeout=20)
+        if served is not None:
+            served.stderr = stderr
     assert process.returncode == 0, stderr
