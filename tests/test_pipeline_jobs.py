@@ -299,6 +299,9 @@ def test_a_job_on_glue_keeps_its_record_on_s3() -> None:
             "endpoint": endpoint,
             "region": REGION,
             "child_catalogs": "false",
+            # the job's driver connects with these, not with the test's environment
+            "access_key_id": "testing",
+            "secret_access_key": "testing",
             "root": "s3://jobs/root",
             "storage.aws_endpoint": endpoint,
             "storage.aws_access_key_id": "testing",

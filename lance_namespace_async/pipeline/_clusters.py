@@ -8,11 +8,15 @@ running inside a Spark driver. An unknown name is InvalidInput and starts nothin
 Every other master gets one driver process per library process (``_driver``), started on
 its first job and shared by every backend instance here, so the JVM's start is paid once.
 The driver's stdin is its owner's pipe: when this process exits, the pipe closes and the
-driver fails its running jobs and exits with it.
+driver fails its running jobs and exits with it (at a clean exit, ``atexit`` closes the
+pipes and waits for the drivers). A driver inherits this process's environment when it
+starts: credentials a backend reads from the environment (AWS's, say) are the ones this
+process had then; a backend's own properties travel with each job.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -132,6 +136,8 @@ def _active_session() -> Any:
 _drivers: dict[str, _Driver] = {}
 _in_process: _InProcess | None = None
 _lock = threading.Lock()
+#: holds the atexit hook once it is registered (once per process)
+_stopped_at_exit: list[object] = []
 
 
 def driver_for(cluster: Cluster) -> tuple[int, Any]:
@@ -146,6 +152,8 @@ def driver_for(cluster: Cluster) -> tuple[int, Any]:
             return _in_process.process_id, _in_process
         driver = _drivers.get(cluster.master)
         if driver is None or not driver.alive():
+            if not _drivers and not _stopped_at_exit:
+                _stopped_at_exit.append(atexit.register(shutdown_drivers, 10.0))
             driver = _drivers[cluster.master] = _Driver(cluster)
         return driver.process.pid, driver
 
