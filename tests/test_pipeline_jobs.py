@@ -364,6 +364,54 @@ def test_a_job_whose_driver_was_killed_is_failed(catalog: Path) -> None:
         assert "driver is gone" in found["error_message"]
 
 
+def test_a_refresh_served_by_lance_ns_serve_is_a_job_of_the_server(tmp_path: Path) -> None:
+    """Through ``lance-ns serve`` (storage workers on, as by default): the server queues
+    the job on its own driver, on the cluster ``--spark-cluster`` names; our rest backend
+    waits for it, pylance's RestNamespace describes it."""
+    import lance_namespace
+    from lance_namespace import DescribeTransactionRequest as PeerDescribe
+
+    lance.write_dataset(
+        pa.table({"k": ["a", "a", "b"], "v": pa.array([1, 2, 5], pa.int64())}),
+        str(tmp_path / "orders.lance"),
+    )
+    schema = {
+        "fields": [
+            {"name": "k", "type": {"type": "utf8"}, "nullable": True},
+            {"name": "total", "type": {"type": "int64"}, "nullable": True},
+        ]
+    }
+    with (
+        lance_ns_serve({"root": str(tmp_path)}, "--spark-cluster", "small=local[1]") as server,
+        # CreateMaterializedView analyses its query on a SparkSession of the server's own
+        # (views' choice): its first call waits for that JVM to start
+        lna.connect_sync(
+            "rest", {"uri": server.uri, "read_timeout": "240000", "call_timeout": "240000"}
+        ) as remote,
+    ):
+        remote.create_materialized_view(
+            {
+                "id": ["by_k"],
+                "kind": "query",
+                "source_query": "SELECT k, SUM(v) AS total FROM orders GROUP BY k",
+                "output_schema": json.dumps(schema),
+                "with_no_data": True,
+            }
+        )
+        with pytest.raises(errors.InvalidInputError, match="unknown cluster 'huge'"):
+            remote.refresh_materialized_view({"id": ["by_k"], "cluster": "huge"})
+        job_id = remote.refresh_materialized_view({"id": ["by_k"], "cluster": "small"}).job_id
+        final = lna.wait_for_job_sync(remote, job_id, timeout=300)
+        assert final.status == "SUCCEEDED"
+        assert shown(final)["cluster"] == "small"
+        peer = lance_namespace.connect("rest", {"uri": server.uri})
+        assert peer.describe_transaction(PeerDescribe(id=[job_id])).status == "SUCCEEDED"
+        view = lance.dataset(namespace_client=remote, table_id=["by_k"])
+        assert view.version == int(shown(final)["version"])
+        rows = view.to_table().to_pylist()
+    assert sorted((row["k"], row["total"]) for row in rows) == [("a", 3), ("b", 5)]
+
+
 def test_the_command_line_describes_waits_for_and_cancels_jobs(
     catalog: Path,
     finished: tuple[str, list[tuple[int, int]], Any],
