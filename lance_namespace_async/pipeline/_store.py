@@ -26,6 +26,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -44,6 +45,10 @@ MAX_KEY_CHARS: Final = 256
 MAX_VALUE_CHARS: Final = 4096
 #: the most records :meth:`JobStore.records` reads when looking for a job to resume
 MAX_SCANNED: Final = 10_000
+
+
+#: reads of a record that does not parse before it is called corrupt
+_READ_ATTEMPTS: Final = 5
 
 
 def valid_job_id(job_id: str) -> bool:
@@ -126,7 +131,8 @@ class _S3Files:
         if "://" in endpoint:
             scheme, _, arguments["endpoint_override"] = endpoint.partition("://")
             arguments["scheme"] = scheme
-        self.fs = fs.S3FileSystem(**arguments)
+        # writes complete in close(): a record is whole once put() returns
+        self.fs = fs.S3FileSystem(background_writes=False, **arguments)
         self.folder = uri.partition("://")[2].rstrip("/")
 
     def put(self, name: str, data: bytes) -> None:
@@ -180,7 +186,17 @@ class JobStore:
         return f"{job_id}{suffix}"
 
     def _load(self, name: str) -> dict[str, Any] | None:
-        return _parsed(name, self._files.get(name))
+        # an object store may show a write under way (moto's S3 shows an object being
+        # replaced empty for a moment): a record that does not parse is read again
+        # before it is called corrupt
+        for attempt in range(_READ_ATTEMPTS):
+            try:
+                return _parsed(name, self._files.get(name))
+            except errors.InvalidTableStateError:
+                if attempt == _READ_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+        return None
 
     # the runner's record
 
