@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -34,7 +35,7 @@ import lance_namespace_async as lna
 from lance_namespace_async import errors
 from lance_namespace_async._cli import main
 from lance_namespace_async._cli.serve_mounts import mount_connection, parse_mount
-from lance_namespace_async.mounts import MountHealth, MountNamespace
+from lance_namespace_async.mounts import MountNamespace
 from lance_namespace_async.server._serving import served_properties
 from lance_namespace_async.testing import SCENARIOS, KitRunner, KitSettings, Scenario
 
@@ -90,6 +91,18 @@ def test_the_root_lists_the_mounts_page_by_page(two_mounts: TwoMounts) -> None:
     assert not second.get("page_token")
     assert call(uri, "POST", "/v1/namespace/$/exists")[0] == 200
     assert call(uri, "GET", "/v1/namespace/$/table/list")[1]["tables"] == []
+
+
+def test_readyz_reports_each_mount(two_mounts: TwoMounts) -> None:
+    deadline = time.monotonic() + 60  # a cold first check may miss its 2 s on a busy machine
+    while (found := call(two_mounts.uri, "GET", "/readyz"))[0] != 200:
+        assert time.monotonic() < deadline, found
+        time.sleep(0.5)
+    answer = found[1]
+    assert [(c["name"], c["ready"]) for c in answer["checks"]] == [
+        ("local", True),
+        ("sales", True),
+    ]
 
 
 def test_the_root_refuses_what_would_change_it(two_mounts: TwoMounts) -> None:
@@ -352,9 +365,10 @@ async def test_each_mount_reports_its_own_health(tmp_path: Path) -> None:
     ) as ns:
         health = await ns.mount_health(timeout=5)
     assert list(health) == ["down", "up"]
-    assert health["up"] == MountHealth(True, health["up"].seconds, None)
+    assert health["up"].ready, health["up"]
+    assert health["up"].reason is None
     assert not health["down"].ready
-    assert "code" in (health["down"].error or "")
+    assert "code" in (health["down"].reason or "")
 
 
 async def test_list_all_tables_pages_across_mounts(tmp_path: Path) -> None:
