@@ -227,7 +227,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     scrub = _Scrubber()
     try:
         if args.command == "serve":
-            return serve._serve(command_parser, args, scrub)
+            given = list(sys.argv[1:] if argv is None else argv)
+            return serve.run(parser, command_parser, given, args, scrub)
         connection = _connection(command_parser, args)
         scrub.add(connection.secret_values())
         if args.command == "config":

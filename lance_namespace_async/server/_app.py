@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import socket
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -174,6 +175,7 @@ def serve(
     log_level: str = "info",
     max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
     storage_workers: StorageWorkerLimits | StorageWorkers | None = None,
+    sockets: list[socket.socket] | None = None,
 ) -> None:
     """Run the adapter with uvicorn until interrupted (blocking).
 
@@ -197,6 +199,9 @@ def serve(
     ``storage_workers`` is a :class:`StorageWorkers` for the same backend (the
     caller's to close). On SIGTERM, requests get a short grace to finish, then the
     workers still running are killed.
+
+    ``sockets``: listening sockets to serve on instead of binding ``host``/``port``
+    (the serving processes of ``lance-ns serve --workers N`` share the supervisor's).
     """
     from .._core.base import AsyncLanceNamespace
     from .._core.registry import connect
@@ -245,6 +250,7 @@ def serve(
             port=port,
             log_level=log_level,
             workers=(workers, owned_workers),
+            sockets=sockets,
         )
     )
 
@@ -260,6 +266,7 @@ async def _serve(
     port: int,
     log_level: str,
     workers: tuple[StorageWorkers | None, bool] = (None, False),
+    sockets: list[socket.socket] | None = None,
 ) -> None:
     try:
         from ._protocol import guarded_server
@@ -280,7 +287,7 @@ async def _serve(
         timeout_graceful_shutdown=pool.limits.shutdown_grace if pool is not None else None,
     )
     try:
-        await server.serve()
+        await server.serve(sockets=sockets)
     finally:
         if pool is not None and owned_pool:
             pool.close()
