@@ -83,6 +83,12 @@ class _FileList(list[Any]):
 
     from_command_line = False
 
+    def __copy__(self) -> _FileList:
+        copied = _FileList()
+        copied.extend(self)  # not append: that is the command line's
+        copied.from_command_line = self.from_command_line
+        return copied
+
     def append(self, item: Any) -> None:
         if not self.from_command_line:
             self.clear()
