@@ -45,7 +45,12 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         "and requests naming a host other than an IP address, localhost or --host are "
         "refused unless --allow-host names it, so DNS rebinding cannot reach it). JSON bodies "
         "must say Content-Type: application/json and Arrow bodies "
-        "application/vnd.apache.arrow.stream. Anywhere else than loopback, set a token."
+        "application/vnd.apache.arrow.stream. Anywhere else than loopback, set a token. "
+        "--config FILE: its 'serve' section sets any option below (keys are the long "
+        "option names; the command line wins). With that section, or --workers N > 1, a "
+        "supervisor runs the serving processes: it restarts one that dies, passes SIGTERM "
+        "on (each drains its requests) and on SIGHUP reads the file again and replaces "
+        "the workers (host, port and workers need a restart)."
     )
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default: loopback)")
     serve.add_argument("--port", type=_port, default=2333, help="TCP port (default: 2333)")
@@ -208,7 +213,7 @@ def run(
         return _serve(parser, args, scrub, sockets=[serve_supervisor.inherited_socket()])
     if args.workers == 1 and not has_section:
         return _serve(parser, args, scrub)
-    _check_serving(parser, args, _Scrubber())  # a broken configuration stops here
+    impl = _check_serving(parser, args, _Scrubber())  # a broken configuration stops here
     supervisor = serve_supervisor.Supervisor(
         command=[sys.executable, "-m", "lance_namespace_async._cli", *argv],
         workers=args.workers,
@@ -222,9 +227,10 @@ def run(
     except errors.InvalidInputError as exc:
         _report(exc, verbose=False, scrub=scrub)
         return EXIT_USAGE
+    suffix = " (bearer token required)" if args.auth_token_env else ""
     print(
-        f"serving {args.workers} worker(s) on {_url(args.host, args.port)}"
-        + (" (bearer token required)" if args.auth_token_env else ""),
+        f"serving {impl} on {_url(args.host, args.port)} with {args.workers} "
+        f"worker process(es){suffix}",
         flush=True,
     )
     return supervisor.run()
@@ -272,8 +278,9 @@ def _divide_storage_workers(args: argparse.Namespace) -> None:
 
 def _check_serving(
     parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Scrubber
-) -> None:
-    """Everything serving checks before it binds, the backend built and closed again."""
+) -> str:
+    """Everything serving checks before it binds, the backend built and closed again;
+    the backend's impl."""
     _token(parser, args, scrub)
     if args.max_body_bytes < 1:
         parser.error("--max-body-bytes must be >= 1")
@@ -291,6 +298,7 @@ def _check_serving(
         )
     finally:
         _close(namespace)
+    return connection.impl
 
 
 def _token(

@@ -53,12 +53,16 @@ __all__ = [
     "inherited_socket",
     "is_worker",
     "signal_ready",
+    "worker_slot",
 ]
 
 #: set in a worker's environment: the inherited listening socket's descriptor
 LISTEN_FD_ENV = "LANCE_NS_SERVE_LISTEN_FD"
 #: set in a worker's environment: a pipe to write one byte to once it serves
 READY_FD_ENV = "LANCE_NS_SERVE_READY_FD"
+#: set in a worker's environment and kept there: its slot, 0 .. N-1 (a replacement keeps
+#: the slot), e.g. for labels, or for what only one worker should do
+WORKER_SLOT_ENV = "LANCE_NS_SERVE_WORKER"
 
 MAX_BACKOFF_SECONDS = 30.0
 #: a worker that lived this long is healthy again: the next death restarts at once-ish
@@ -78,8 +82,14 @@ def add_worker_restart_listener(callback: Callable[[int, int | None], None]) -> 
 
 
 def is_worker() -> bool:
-    """Whether this process is a worker a supervisor started."""
+    """Whether this process is a worker a supervisor started (until it took the socket)."""
     return LISTEN_FD_ENV in os.environ
+
+
+def worker_slot() -> int | None:
+    """This serving process's slot among the supervisor's workers; None when unsupervised."""
+    slot = os.environ.get(WORKER_SLOT_ENV)
+    return int(slot) if slot is not None and slot.isdigit() else None
 
 
 def inherited_socket() -> socket.socket:
@@ -201,6 +211,7 @@ class Supervisor:
             LISTEN_FD_ENV: str(fd),
             READY_FD_ENV: str(ready_write),
             LOCK_DIR_ENV: self._lock_dir,
+            WORKER_SLOT_ENV: str(slot),
         }
         process = subprocess.Popen(
             list(self.command),
