@@ -276,25 +276,33 @@ def _report(
             "lower ceiling)."
         )
     one, two = _median_round(rows[1]), _median_round(rows[2])
+    cpu_one, cpu_two = one.server_cpu / one.requests, two.server_cpu / two.requests
+    busy_one = (one.server_cpu + one.loadgen_cpu) / one.seconds
+    busy_two = (two.server_cpu + two.loadgen_cpu) / two.seconds
+    serving = two.per_process_cpu[1:]
     lines += [
         "",
         "## Reading it",
         "",
-        f"- N = 2 / N = 1: **{two.rps / one.rps:.2f}x** requests/s, at "
-        f"{1000 * two.server_cpu / two.requests:.3f} vs "
-        f"{1000 * one.server_cpu / one.requests:.3f} ms of server CPU per request: a second "
-        "serving process costs no CPU per request (the supervisor itself is the first "
-        "per-process figure of N = 2: it only polls its workers).",
-        "- The machine is shared (load average above): the benchmark got the cores busy "
-        "shown, not the 2 cores, and the scheduler shares the CPU by runnable process, so "
-        "under such load N processes also get a larger share of it. The ceilings above are "
-        "what the same CPU per request gives on an otherwise idle machine: one process is "
-        "bound to one core, two processes to both (less what the load generator takes).",
-        "- The kernel hands connections to whichever worker accepts first (one shared "
-        "listening socket): with long keep-alive connections the split between workers is "
-        "uneven (per-process CPU above). SO_REUSEPORT would balance by a hash of the "
-        "connection, but a worker leaving (SIGTERM, a reload) would then drop the "
-        "connections waiting in its own accept queue; the shared socket never does.",
+        f"- N = 2 / N = 1: **{two.rps / one.rps:.2f}x** requests/s; server CPU per request "
+        f"{1000 * cpu_two:.3f} vs {1000 * cpu_one:.3f} ms ({100 * (cpu_two / cpu_one - 1):+.0f}%"
+        "): each of two processes holds half the connections, so it finds fewer requests "
+        "per wake-up of its event loop and pays its loop's and the kernel's per-wake-up "
+        f"work over fewer of them. The supervisor took {two.per_process_cpu[0]:.2f} s of "
+        "CPU in the round (it only polls its workers).",
+        f"- The machine is shared (load average above): the benchmark got {busy_one:.2f} "
+        f"(N = 1) and {busy_two:.2f} (N = 2) of its {cores} cores, so the measured "
+        "requests/s are what that share allowed, for both N alike; they do not show the "
+        "scaling. The ceilings are what the measured CPU per request gives on cores of its "
+        "own: one process is bound to one core, two processes to both, less what the load "
+        "generator takes when it runs on the same machine.",
+        "- The kernel hands each connection to whichever worker accepts it first (one "
+        "shared listening socket); here the two serving processes' CPU was "
+        + " and ".join(f"{c:.2f} s" for c in serving)
+        + ". With few long keep-alive connections the split can be uneven; SO_REUSEPORT "
+        "would balance by a hash of the connection, but a worker leaving (SIGTERM, a "
+        "reload) would then drop the connections waiting in its own accept queue, which the "
+        "shared socket never does.",
         "",
     ]
     return "\n".join(lines)

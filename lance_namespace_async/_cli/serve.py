@@ -213,7 +213,7 @@ def run(
         return _serve(parser, args, scrub, sockets=[serve_supervisor.inherited_socket()])
     if args.workers == 1 and not has_section:
         return _serve(parser, args, scrub)
-    impl = _check_serving(parser, args, _Scrubber())  # a broken configuration stops here
+    impl = _check_serving(parser, args, scrub)  # a broken configuration stops here
     supervisor = serve_supervisor.Supervisor(
         command=[sys.executable, "-m", "lance_namespace_async._cli", *argv],
         workers=args.workers,
@@ -257,10 +257,17 @@ def _with_config_file(
 def _reloaded(
     top: argparse.ArgumentParser, parser: argparse.ArgumentParser, argv: Sequence[str]
 ) -> tuple[str, int, int]:
-    """The supervisor's SIGHUP: the configuration read and checked again (raises with why)."""
-    first = top.parse_args(list(argv))
-    args, _ = _with_config_file(top, parser, argv, first)
-    _check_serving(parser, args, _Scrubber())
+    """The supervisor's SIGHUP: the configuration read and checked again (raises with why,
+    the secrets the file or the environment holds scrubbed from it)."""
+    scrub = _Scrubber()
+    try:
+        first = top.parse_args(list(argv))
+        args, _ = _with_config_file(top, parser, argv, first)
+        _check_serving(parser, args, scrub)
+    except errors.LanceNamespaceError as exc:
+        raise errors.InvalidInputError(scrub(exc.message)) from None
+    except Exception as exc:
+        raise errors.InvalidInputError(scrub(f"{type(exc).__name__}: {exc}")) from None
     return args.host, args.port, args.workers
 
 
@@ -285,6 +292,7 @@ def _check_serving(
     if args.max_body_bytes < 1:
         parser.error("--max-body-bytes must be >= 1")
     connection = _connection(parser, args)
+    scrub.add(connection.secret_values())
     _limits(parser, args)
     request_limits_of(parser, args)
     connection = _served_connection(connection, args)
