@@ -10,7 +10,10 @@ which holds each DescribeTable answer for a while so that 50 of them are in flig
   duplicated side effect: of 32 CreateNamespace and 32 DeclareTable of one name, one
   succeeds and the others get the typed "exists" error; 32 distinct ones all succeed; and
   every client then sees every table, whichever worker answers;
-* MergeInsertIntoTable's per-table lock holds across two processes (its flock);
+* MergeInsertIntoTable's per-table lock holds across two processes (its flock; shown on two
+  lock holders sharing a lock directory: 16 concurrent upserts of the same 5,000 keys through
+  two workers kept each key once even with no lock at all here, so the real server cannot
+  show the lock's effect);
 * SIGTERM during 50 in-flight DescribeTable calls loses none and exits 0 (1 and 2 workers);
 * a worker killed with SIGKILL is started again and the port keeps answering;
 * SIGHUP with a changed config file swaps the backend (a new root) in; a broken file or an
@@ -33,7 +36,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pyarrow as pa
 import pytest
 from fault_proxy import FaultProxy
 from uvicorn_thread import UvicornThread
@@ -201,37 +203,6 @@ def test_the_merge_insert_table_lock_holds_across_processes(tmp_path: Path) -> N
 
     asyncio.run(asyncio.wait_for(main(), 10))
     assert overlap == []
-
-
-def test_two_workers_upserting_the_same_keys_keep_each_key_once(tmp_path: Path) -> None:
-    root = tmp_path / "root"
-    root.mkdir()
-    with serving(tmp_path, *_dir_args(root, "--workers", "2")) as served:
-        rows = pa.table({"k": pa.array(range(20), pa.int64()), "v": ["x"] * 20})
-
-        async def main() -> int:
-            async with lna.connect("rest", {"uri": served.uri}) as ns:
-                await ns.create_namespace({"id": ["u"]})
-                await ns.create_table({"id": ["u", "t"]}, rows.slice(0, 1))
-
-            async def upsert() -> None:
-                async with lna.connect("rest", {"uri": served.uri}) as client:
-                    await client.merge_insert_into_table(
-                        {
-                            "id": ["u", "t"],
-                            "on": "k",
-                            "when_matched_update_all": True,
-                            "when_not_matched_insert_all": True,
-                        },
-                        rows,
-                    )
-
-            await asyncio.gather(*(upsert() for _ in range(8)))
-            async with lna.connect("rest", {"uri": served.uri}) as ns:
-                counted = await ns.count_table_rows({"id": ["u", "t"]})
-                return int(counted if isinstance(counted, int) else counted.count)
-
-        assert asyncio.run(main()) == 20
 
 
 # -- SIGTERM drains ------------------------------------------------------------------------------
