@@ -15,7 +15,10 @@ which holds each DescribeTable answer for a while so that 50 of them are in flig
   two workers kept each key once even with no lock at all here, so the real server cannot
   show the lock's effect);
 * SIGTERM during 50 in-flight DescribeTable calls loses none and exits 0 (1 and 2 workers);
-* a worker killed with SIGKILL is started again and the port keeps answering;
+  SIGHUP during 20 lets them finish on the old workers while new ones take over;
+* a worker killed with SIGKILL is started again and the port keeps answering; dead workers
+  are restarted with backoff and restart listeners hear of each (the supervisor run in
+  the test's process over a program that exits at once);
 * SIGHUP with a changed config file swaps the backend (a new root) in; a broken file or an
   unknown key keeps the running configuration, and a changed port is logged and ignored;
 * the config file's keys are serve's long options; the command line wins; an unknown key is
@@ -208,10 +211,10 @@ def test_the_merge_insert_table_lock_holds_across_processes(tmp_path: Path) -> N
 # -- SIGTERM drains ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_sigterm_during_50_in_flight_describe_table_calls_loses_none(
-    tmp_path: Path, workers: int
-) -> None:
+@contextlib.contextmanager
+def _slow_catalog(tmp_path: Path) -> Iterator[FaultProxy]:
+    """Our adapter over a directory catalog holding table a$t, behind a fault proxy."""
+
     async def prepare() -> lna.AsyncLanceNamespace:
         ns = lna.connect("dir", {"root": str(tmp_path / "root")})
         await ns.create_namespace({"id": ["a"]})
@@ -224,29 +227,102 @@ def test_sigterm_during_50_in_flight_describe_table_calls_loses_none(
     proxy = FaultProxy(upstream.start())
     proxy.start()
     try:
-        proxy.delay_next(50, 2.0, match=lambda seen: "/describe" in seen.target)
-        with serving(
-            tmp_path, "--impl", "rest", "--prop", f"uri={proxy.uri}",
-            "--storage-workers", "0", "--workers", str(workers),
-        ) as served:  # fmt: skip
-
-            async def describe_50() -> list[httpx.Response]:
-                calls = [("POST", "/v1/table/a%24t/describe")] * 50
-                task = asyncio.ensure_future(_each_on_its_own_connection(served.uri, calls))
-                deadline = time.monotonic() + 30
-                while proxy.pending:  # each delayed answer is a call in flight
-                    assert time.monotonic() < deadline, proxy.pending
-                    await asyncio.sleep(0.02)
-                served.process.send_signal(signal.SIGTERM)
-                return await task
-
-            answers = asyncio.run(describe_50())
-            assert [a.status_code for a in answers] == [200] * 50, [a.text for a in answers]
-            assert served.process.wait(timeout=30) == 0
+        yield proxy
     finally:
         proxy.stop()
         upstream.stop()
         asyncio.run(backend.aclose())
+
+
+def _describe_in_flight(
+    served: Served, proxy: FaultProxy, calls: int, signum: signal.Signals
+) -> list[httpx.Response]:
+    """``calls`` DescribeTable calls, each held 2 s by the proxy; ``signum`` once all of
+    them reached the catalog (so are in flight in the server)."""
+    proxy.delay_next(calls, 2.0, match=lambda seen: "/describe" in seen.target)
+
+    async def run() -> list[httpx.Response]:
+        requests = [("POST", "/v1/table/a%24t/describe")] * calls
+        task = asyncio.ensure_future(_each_on_its_own_connection(served.uri, requests))
+        deadline = time.monotonic() + 30
+        while proxy.pending:  # each delayed answer is a call in flight
+            assert time.monotonic() < deadline, proxy.pending
+            await asyncio.sleep(0.02)
+        served.process.send_signal(signum)
+        return await task
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigterm_during_50_in_flight_describe_table_calls_loses_none(
+    tmp_path: Path, workers: int
+) -> None:
+    with (
+        _slow_catalog(tmp_path) as proxy,
+        serving(
+            tmp_path, "--impl", "rest", "--prop", f"uri={proxy.uri}",
+            "--storage-workers", "0", "--workers", str(workers),
+        ) as served,
+    ):  # fmt: skip
+        answers = _describe_in_flight(served, proxy, 50, signal.SIGTERM)
+        assert [a.status_code for a in answers] == [200] * 50, [a.text for a in answers]
+        assert served.process.wait(timeout=30) == 0
+
+
+def test_sighup_during_in_flight_calls_lets_them_finish_on_the_old_workers(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "serve.yaml"
+    with _slow_catalog(tmp_path) as proxy:
+        config.write_text(
+            f"serve:\n  impl: rest\n  prop: {{uri: '{proxy.uri}'}}\n  workers: 2\n"
+            "  storage-workers: 0\n"
+        )
+        with serving(tmp_path, "--config", str(config)) as served:
+            old = served.workers()
+            answers = _describe_in_flight(served, proxy, 20, signal.SIGHUP)
+            assert [a.status_code for a in answers] == [200] * 20, [a.text for a in answers]
+            _wait_for(lambda: served.workers().isdisjoint(old), "the old workers did not exit")
+            assert len(served.workers()) == 2
+            ok = httpx.post(f"{served.uri}/v1/table/a%24t/describe", json={})
+            assert ok.status_code == 200
+
+
+def test_the_supervisor_restarts_dead_workers_with_backoff_and_tells_listeners(
+    tmp_path: Path,
+) -> None:
+    """The supervisor in this process, its "workers" a program that exits after 0.2 s."""
+    from lance_namespace_async._cli import serve_supervisor
+
+    heard: list[tuple[int, int | None]] = []
+    serve_supervisor.add_worker_restart_listener(lambda slot, status: heard.append((slot, status)))
+    supervisor = serve_supervisor.Supervisor(
+        command=[sys.executable, "-c", "import time; time.sleep(0.2)"],
+        workers=1,
+        host="127.0.0.1",
+        port=_free_port(),
+        shutdown_grace=1.0,
+        reload=lambda: ("127.0.0.1", 0, 1),
+    )
+
+    def stop_after_three() -> None:
+        deadline = time.monotonic() + 20
+        while len(heard) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    import threading
+
+    started = time.monotonic()
+    threading.Thread(target=stop_after_three, daemon=True).start()
+    try:
+        assert supervisor.run() == 0
+    finally:
+        serve_supervisor._restart_listeners.clear()
+    assert heard[:3] == [(0, 0), (0, 0), (0, 0)]
+    # backoff 0.1, 0.2, 0.4 s between the quick deaths (plus each worker's 0.2 s and start)
+    assert time.monotonic() - started >= 0.1 + 0.2 + 3 * 0.2
 
 
 # -- a dead worker, SIGHUP -----------------------------------------------------------------------

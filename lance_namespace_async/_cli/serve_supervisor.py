@@ -96,7 +96,20 @@ def inherited_socket() -> socket.socket:
     """The listening socket the supervisor passed on (its descriptor leaves the environment,
     so storage workers this process starts do not think they are serving workers)."""
     fd = int(os.environ.pop(LISTEN_FD_ENV))
+    _die_with_supervisor()
     return socket.socket(fileno=fd)
+
+
+def _die_with_supervisor() -> None:
+    """SIGTERM (a drain) when the supervisor dies, even by SIGKILL: set here, in the
+    worker, as a preexec_fn would make the supervisor fork instead of spawn."""
+    import ctypes
+
+    supervisor = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if os.getppid() != supervisor:  # it died before the line above
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def signal_ready() -> None:
@@ -126,12 +139,6 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM when the supervisor dies (even by SIGKILL)."""
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 @dataclass
@@ -217,7 +224,6 @@ class Supervisor:
             list(self.command),
             pass_fds=(fd, ready_write),
             env=env,
-            preexec_fn=_die_with_parent,  # no threads run in the supervisor
         )
         os.close(ready_write)
         self._running.append(_Worker(slot, process, ready_read, time.monotonic()))
