@@ -139,8 +139,6 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-
-
 @dataclass
 class _Worker:
     slot: int
