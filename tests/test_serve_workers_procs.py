@@ -419,6 +419,8 @@ def test_config_file_keys_are_the_long_options_and_the_command_line_wins(
         "  allow-origin: [https://a.example, https://b.example]\n"
         "  expose-storage-options: true\n"
         "  log-level: warning\n"
+        "  mount: ['sales=dir:root=/a', 'ml=dir:root=/b']\n"
+        "  access-log: json\n"
     )
     parser = _parser()
 
@@ -431,6 +433,9 @@ def test_config_file_keys_are_the_long_options_and_the_command_line_wins(
     assert args.allow_origin == ["https://a.example", "https://b.example"]  # type: ignore[attr-defined]
     assert args.expose_storage_options is True  # type: ignore[attr-defined]
     assert sorted(args.prop) == ["owner=file", "root=/from/file"]  # type: ignore[attr-defined]
+    # options the other parts of the server add need nothing more here
+    assert args.mount == ["sales=dir:root=/a", "ml=dir:root=/b"]  # type: ignore[attr-defined]
+    assert args.access_log == "json"  # type: ignore[attr-defined]
 
     args = resolved(
         "serve", "--config", str(config), "--max-connections", "9", "--allow-origin",

@@ -9,12 +9,12 @@ import socket
 import sys
 from collections.abc import Callable, Sequence
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import attrs
 
 from .. import errors
-from . import serve_supervisor, serve_workers
+from . import serve_mounts, serve_supervisor, serve_workers
 from .common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -32,7 +32,7 @@ from .profiles import Connection
 from .request_limits import add_request_limit_options, request_limits_of
 
 if TYPE_CHECKING:
-    from ..server import ServerLimits
+    from ..server import AccessLog, ServerLimits
 
 
 def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
@@ -170,7 +170,32 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         help="open connections; one more is answered 503 (default: 1000)",
     )
     serve_workers.add_arguments(serve)
+    serve_mounts.add_arguments(serve)
     add_request_limit_options(serve)
+    operations = serve.add_argument_group(
+        "health and access log",
+        "GET /healthz (the process answers) and GET /readyz (the backend answers a cheap "
+        "call in time, else 503) need no token.",
+    )
+    operations.add_argument(
+        "--ready-timeout",
+        type=_seconds,
+        metavar="S",
+        default=2.0,
+        help="seconds the backend gets to answer /readyz's call, else 503 (default: 2)",
+    )
+    operations.add_argument(
+        "--access-log",
+        choices=["off", "json"],
+        default="off",
+        help="one JSON line per request (time, operation, id, status, code, duration, "
+        "bytes, request id; never headers, query strings or bodies) (default: off)",
+    )
+    operations.add_argument(
+        "--access-log-file",
+        metavar="PATH",
+        help="append the access log to PATH instead of stderr",
+    )
     serve.add_argument(
         "--log-level",
         default="info",
@@ -291,9 +316,11 @@ def _check_serving(
     _token(parser, args, scrub)
     if args.max_body_bytes < 1:
         parser.error("--max-body-bytes must be >= 1")
-    connection = _connection(parser, args)
+    connection = serve_mounts.connection_of(parser, args) or _connection(parser, args)
     scrub.add(connection.secret_values())
     _limits(parser, args)
+    if args.access_log_file is not None and args.access_log != "json":
+        parser.error("--access-log-file needs --access-log json")
     request_limits_of(parser, args)
     connection = _served_connection(connection, args)
     serve_workers.storage_workers(parser, args, connection)
@@ -340,12 +367,14 @@ def _serve(
     token = _token(parser, args, scrub)
     if args.max_body_bytes < 1:
         parser.error("--max-body-bytes must be >= 1")
-    connection = _connection(parser, args)
+    connection = serve_mounts.connection_of(parser, args) or _connection(parser, args)
     scrub.add(connection.secret_values())
     from .. import server
 
     limits = _limits(parser, args)
     request_limits = request_limits_of(parser, args)
+    if args.access_log_file is not None and args.access_log != "json":
+        parser.error("--access-log-file needs --access-log json")
     if sockets is None:
         _check_port_free(args.host, args.port)
     connection = _served_connection(connection, args)
@@ -357,7 +386,9 @@ def _serve(
         auth_token=token,
         allowed_origins=args.allow_origin,
         allowed_hosts=args.allow_host,
+        ready_timeout=args.ready_timeout,
     )
+    access_log, log_file = _access_log(parser, args)
     # uvicorn re-raises SIGTERM once it has shut down; make that a clean exit
     # that still closes the backend instead of death by signal
     signal.signal(signal.SIGTERM, _interrupt)
@@ -383,6 +414,8 @@ def _serve(
             max_decoded_body_bytes=args.max_decoded_body_bytes,
             storage_workers=workers,
             sockets=sockets,
+            ready_timeout=args.ready_timeout,
+            access_log=access_log,
         )
     except KeyboardInterrupt:
         pass
@@ -400,8 +433,27 @@ def _serve(
     finally:
         if workers is not None:
             workers.close()  # after uvicorn's shutdown: no request is left to serve
+        if log_file is not None:
+            log_file.close()
         _close(namespace)
     return EXIT_OK
+
+
+def _access_log(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> tuple[AccessLog | None, IO[str] | None]:
+    """The access log the options ask for, and the file it writes to (None: stderr)."""
+    if args.access_log != "json":
+        return None, None
+    from ..server import AccessLog
+
+    if args.access_log_file is None:
+        return AccessLog(), None
+    try:
+        log_file = open(args.access_log_file, "a", encoding="ascii")  # noqa: SIM115
+    except OSError as exc:
+        parser.error(f"--access-log-file {args.access_log_file}: {exc.strerror}")
+    return AccessLog(log_file), log_file
 
 
 def _served_connection(connection: Connection, args: argparse.Namespace) -> Connection:

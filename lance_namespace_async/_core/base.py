@@ -35,6 +35,10 @@ from .arrow_data import ArrowData
 from .arrow_guard import read_ipc_file
 from .operation_methods import OperationMethods
 from .operations import OPERATIONS, OPERATIONS_BY_METHOD, Operation
+from .pipeline_hook import METHODS as PIPELINE_METHODS
+from .pipeline_hook import available as pipeline_available
+from .pipeline_hook import handler as pipeline_handler
+from .pipeline_hook import takes as pipeline_takes
 from .request_rules import normalize_request
 from .timeout import USE_DEFAULT, TimeoutTypes, call_timeout
 
@@ -435,11 +439,14 @@ class AsyncLanceNamespace(OperationMethods):
 
     @classmethod
     def list_operations(cls) -> list[str]:
-        """The snake_case names of the operations this backend implements."""
+        """The snake_case names of the operations this backend implements (on a storage
+        backend, the pipeline's too when PySpark is installed: :mod:`.pipeline_hook`)."""
+        pipeline = cls.stores_tables and pipeline_available()
         return [
             op.method
             for op in OPERATIONS
-            if not getattr(getattr(cls, f"_{op.method}"), "__lance_unsupported__", False)
+            if (pipeline and op.method in PIPELINE_METHODS)
+            or not getattr(getattr(cls, f"_{op.method}"), "__lance_unsupported__", False)
         ]
 
     # -- Arrow conveniences around QueryTable -----------------------------------
@@ -509,6 +516,19 @@ def _public(operation: Operation) -> Callable[..., Any]:
             return read_ipc_file(data)
 
         function = call_for_table
+    elif operation.method in PIPELINE_METHODS:
+        method = operation.method
+
+        async def call_pipeline(
+            self: AsyncLanceNamespace, request: Any = None, *, timeout: TimeoutTypes = USE_DEFAULT
+        ) -> Any:
+            coerced = coerce_request(request, model)
+            with call_timeout(timeout):
+                if self.stores_tables and pipeline_takes(method, coerced):
+                    return await pipeline_handler(method)(self, coerced)
+                return await getattr(self, hook)(coerced)
+
+        function = call_pipeline
     else:
 
         async def call(

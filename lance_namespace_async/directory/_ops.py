@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+from .._core import pipeline_hook
 from .._core.operations import OPERATIONS, Operation
 from ._core import drop_nones
 
@@ -305,7 +306,13 @@ def install_pylance_operations(cls: type[DirectoryCore]) -> None:
     listed = cls.list_operations
 
     def list_operations(klass: type[DirectoryCore]) -> list[str]:
-        """The operations implemented here or by pylance's DirectoryNamespace."""
-        return [m for m in listed() if m not in handed or _pylance_runs(m)]
+        """The operations implemented here, by pylance's DirectoryNamespace, or by the
+        pipeline (:mod:`.._core.pipeline_hook`, which takes them before pylance would)."""
+        pipeline = pipeline_hook.available()
+        return [
+            m
+            for m in listed()
+            if m not in handed or (pipeline and m in pipeline_hook.METHODS) or _pylance_runs(m)
+        ]
 
     cls.list_operations = classmethod(list_operations)  # type: ignore[method-assign,assignment]

@@ -23,6 +23,8 @@ from .._core.identifiers import DEFAULT_DELIMITER, parse_identifier
 from .._core.operations import Operation
 from .._storage.failures import is_native_panic
 from .._storage.vended_credentials import capture_vended
+from ._access_log import ROUTE_KEY, AccessLog
+from ._health import HEALTH_PATHS, HEALTHZ, Health
 from ._origin import OriginPolicy
 from ._request_limits import RequestLimits
 from ._routes import (
@@ -136,8 +138,12 @@ class _Adapter:
         max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
         storage_workers: StorageWorkers | None = None,
         request_limits: RequestLimits | None = None,
+        health: Health | None = None,
+        access_log: AccessLog | None = None,
     ) -> None:
         self.namespace = namespace
+        self.health = health or Health(namespace)
+        self.access_log = access_log
         self.origins = origins or OriginPolicy()
         self.max_decoded_body_bytes = max_decoded_body_bytes
         self.storage_workers = storage_workers
@@ -158,8 +164,32 @@ class _Adapter:
             if raw_path
             else quote(scope["path"], safe="/")
         )
-        response = await self._respond(request, path)
-        await response(scope, receive, send)
+        log = self.access_log
+        if log is None:
+            response = await self._answer(request, path)
+            await response(scope, receive, send)
+            return
+        exchange = log.begin(scope, receive, send)
+        request = Request(scope, exchange.receive)
+        answered: Response | None = None
+        try:
+            answered = await self._answer(request, path)
+            answered.raw_headers.append((b"x-request-id", exchange.request_id.encode()))
+            await answered(scope, exchange.receive, exchange.send)
+        finally:
+            log.finish(exchange, scope, path, answered)
+
+    async def _answer(self, request: Request, path: str) -> Response:
+        if path not in HEALTH_PATHS:
+            return await self._respond(request, path)
+        request.scope[ROUTE_KEY] = ("Healthz" if path == HEALTHZ else "Readyz", None)
+        if path != HEALTHZ:
+            # no token, but the Origin and Host checks: see _health
+            try:
+                self.origins.check(request.headers.get("origin"), request.headers.get("host"))
+            except errors.LanceNamespaceError as exc:
+                return self._error(exc, path, None)
+        return await self.health.answer(request.method, path)
 
     async def _respond(self, request: Request, path: str) -> Response:
         route: Route | None = None
@@ -168,6 +198,7 @@ class _Adapter:
             self.origins.check(headers.get("origin"), headers.get("host"))
             self._authenticate(headers)
             route, path_values = self._route(request.method, path)
+            request.scope[ROUTE_KEY] = (route.operation_id, path_values.get("id"))
             result = await self._call(route, path_values, request)
         except ClientDisconnect:
             return Response(status_code=499)  # nginx's "client closed request": nobody listens

@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING
 
 from .. import errors
 from .._core.arrow_guard import DEFAULT_MAX_DECODED_BODY_BYTES, check_decoded_limit
+from .._core.readiness import DEFAULT_READY_TIMEOUT
+from ._access_log import AccessLog
 from ._adapter import _Adapter, _check_token
+from ._health import Health
 from ._limits import DEFAULT_MAX_BODY_BYTES, ServerLimits
 from ._origin import OriginPolicy
 from ._request_limits import RequestLimits
@@ -45,6 +48,8 @@ def create_app(
     max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
     storage_workers: StorageWorkers | None = None,
     request_limits: RequestLimits | None = None,
+    ready_timeout: float = DEFAULT_READY_TIMEOUT,
+    access_log: AccessLog | None = None,
 ) -> Starlette:
     """The ASGI application serving ``namespace`` as a Lance REST Namespace.
 
@@ -82,6 +87,11 @@ def create_app(
     ``request_limits`` bound the expressions and parameters of every request and the
     size of QueryTable answers (:class:`~._request_limits.RequestLimits`; its defaults
     when None): a request over a limit is code 13 before the backend sees it.
+
+    ``GET /healthz`` and ``GET /readyz`` answer without a token (``server._health``):
+    ``/readyz`` is 503 unless every part of the backend answers a cheap call within
+    ``ready_timeout`` seconds. ``access_log`` (started and closed by its owner; ``serve``
+    does both) gets one JSON line per request (``server._access_log``).
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
         raise errors.InvalidInputError("max_body_bytes must be an integer")
@@ -95,6 +105,9 @@ def create_app(
         raise errors.InvalidInputError("storage_workers must be a StorageWorkers or None")
     if request_limits is not None and not isinstance(request_limits, RequestLimits):
         raise errors.InvalidInputError("request_limits must be a RequestLimits")
+    if access_log is not None and not isinstance(access_log, AccessLog):
+        raise errors.InvalidInputError("access_log must be an AccessLog or None")
+    health = Health(namespace, ready_timeout)
     adapter = _Adapter(
         namespace,
         _check_token(auth_token),
@@ -105,9 +118,12 @@ def create_app(
         check_decoded_limit(max_decoded_body_bytes),
         storage_workers,
         request_limits,
+        health,
+        access_log,
     )
     app = _AdapterApp(adapter)
     app.state.namespace = namespace
+    app.state.health = health  # another listener (a metrics port) serves the same checks
     from .._storage.containment import warn_if_unconfined
 
     warn_if_unconfined(namespace)  # a client must not reach storage outside its root
@@ -176,6 +192,8 @@ def serve(
     max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
     storage_workers: StorageWorkerLimits | StorageWorkers | None = None,
     sockets: list[socket.socket] | None = None,
+    ready_timeout: float = DEFAULT_READY_TIMEOUT,
+    access_log: AccessLog | None = None,
 ) -> None:
     """Run the adapter with uvicorn until interrupted (blocking).
 
@@ -202,6 +220,9 @@ def serve(
 
     ``sockets``: listening sockets to serve on instead of binding ``host``/``port``
     (the serving processes of ``lance-ns serve --workers N`` share the supervisor's).
+
+    ``ready_timeout`` and ``access_log`` are :func:`create_app`'s; ``serve`` starts the
+    access log and closes it (its queued lines written) on shutdown.
     """
     from .._core.base import AsyncLanceNamespace
     from .._core.registry import connect
@@ -236,6 +257,8 @@ def serve(
         max_decoded_body_bytes=max_decoded_body_bytes,
         storage_workers=workers,
         request_limits=request_limits,
+        ready_timeout=ready_timeout,
+        access_log=access_log,
     )
     if auth_token is None and not _is_loopback(host):
         logger.warning("serving on %s without authentication: anyone can reach it", host)
@@ -251,6 +274,7 @@ def serve(
             log_level=log_level,
             workers=(workers, owned_workers),
             sockets=sockets,
+            access_log=access_log,
         )
     )
 
@@ -267,6 +291,7 @@ async def _serve(
     log_level: str,
     workers: tuple[StorageWorkers | None, bool] = (None, False),
     sockets: list[socket.socket] | None = None,
+    access_log: AccessLog | None = None,
 ) -> None:
     try:
         from ._protocol import guarded_server
@@ -280,15 +305,21 @@ async def _serve(
         app,
         limits,
         max_body_bytes,
+        on_refusal=access_log.refused if access_log is not None else None,
         host=host,
         port=port,
         log_level=log_level,
         # then in-flight requests are cancelled, and with them their workers' tasks
         timeout_graceful_shutdown=pool.limits.shutdown_grace if pool is not None else None,
+        access_log=False,  # uvicorn's own: our JSON log (--access-log json) or nothing
     )
+    if access_log is not None:
+        access_log.start()
     try:
         await server.serve(sockets=sockets)
     finally:
+        if access_log is not None:
+            access_log.close()
         if pool is not None and owned_pool:
             pool.close()
         if owned:

@@ -80,7 +80,10 @@ logger = logging.getLogger("lance_namespace_async.server")
 
 #: The operations that run in a worker: they decode Arrow rows, evaluate client
 #: expressions, scan data or build indices. Everything else (catalog entries,
-#: versions, tags, branches, metadata-only schema changes) stays in the server process.
+#: versions, tags, branches, metadata-only schema changes) stays in the server process,
+#: and so do RefreshMaterializedView and AlterTableBackfillColumns: they only queue a
+#: Spark job, whose driver must outlive the request and must not inherit a worker's
+#: address-space limit (a JVM reserves far more than any worker limit).
 STORAGE_METHODS: frozenset[str] = frozenset(
     {
         "create_table",
@@ -94,12 +97,10 @@ STORAGE_METHODS: frozenset[str] = frozenset(
         "analyze_table_query_plan",
         "alter_table_add_columns",
         "alter_table_alter_columns",
-        "alter_table_backfill_columns",
         "create_table_index",
         "create_table_scalar_index",
         "get_table_stats",
         "create_materialized_view",
-        "refresh_materialized_view",
     }
 )
 

@@ -1,0 +1,104 @@
+"""Where the pipeline operations of every storage backend go: ``lance_namespace_async.pipeline``.
+
+Materialized views, computed columns, their backfill and the jobs that compute them are
+one implementation over every backend that keeps Lance tables on storage (dir, iceberg,
+unity, glue, hive); the ``rest`` backend forwards them to its server like every other
+operation. The pipeline package sits above the backends (it runs Spark and reaches the
+catalog through the facade), so this layer reaches it by name, the way the registry
+reaches backends, and only for the calls it takes:
+
+* CreateMaterializedView, RefreshMaterializedView, AlterTableBackfillColumns: always;
+* DescribeTransaction, AlterTransaction: when the transaction id (the last id element)
+  is a job's (:data:`JOB_ID_PREFIX`); other transactions stay the backend's;
+* AlterTableAddColumns: when an entry is ``computed`` or a ``virtual_column``.
+
+``pyspark`` (extra ``spark``) is imported only when a job runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from .config import prop
+
+#: a job's transaction id starts with this (``lna-job-`` then hex digits)
+JOB_ID_PREFIX: Final = "lna-job-"
+
+#: the operations the pipeline always takes on a storage backend
+ALWAYS: Final = frozenset(
+    {"create_materialized_view", "refresh_materialized_view", "alter_table_backfill_columns"}
+)
+#: the operations it takes for some requests only (:func:`takes`)
+SOMETIMES: Final = frozenset(
+    {"describe_transaction", "alter_transaction", "alter_table_add_columns"}
+)
+METHODS: Final = ALWAYS | SOMETIMES
+
+
+def is_job_id(request: Any) -> bool:
+    """Whether a transaction request names a job (its last id element)."""
+    ids: list[Any] | None = getattr(request, "id", None)
+    if not ids:
+        return False
+    return isinstance(ids[-1], str) and ids[-1].startswith(JOB_ID_PREFIX)
+
+
+def _adds_computed(request: Any) -> bool:
+    for entry in getattr(request, "new_columns", None) or ():
+        if getattr(entry, "computed", None) is not None:
+            return True
+        if getattr(entry, "virtual_column", None) is not None:
+            return True
+    return False
+
+
+def takes(method: str, request: Any) -> bool:
+    """Whether the pipeline answers this call of ``method`` (one of :data:`METHODS`)."""
+    if method in ALWAYS:
+        return True
+    if method == "alter_table_add_columns":
+        return _adds_computed(request)
+    return is_job_id(request)
+
+
+def available() -> bool:
+    """Whether the pipeline can run here: PySpark (extra ``spark``) is installed."""
+    return importlib.util.find_spec("pyspark") is not None
+
+
+def handler(method: str) -> Callable[[Any, Any], Awaitable[Any]]:
+    """The pipeline's coroutine for ``method``: ``handler(ns, request) -> answer``."""
+    service = importlib.import_module("lance_namespace_async.pipeline._service")
+    found: Callable[[Any, Any], Awaitable[Any]] = getattr(service, method)
+    return found
+
+
+def spark_clusters_prop() -> Any:
+    """``spark_cluster.<name>=<master>``: the Spark clusters a job's ``cluster`` names
+    (``default`` is ``local[2]`` unless set; ``active`` is the SparkSession of this
+    process when it is a Spark driver). Declared by every storage backend."""
+    return prop(
+        prefix="spark_cluster.",
+        doc="spark_cluster.<name>=<master URL>: a Spark cluster jobs may run on "
+        "(default: local[2]; 'active': this process's SparkSession)",
+    )
+
+
+def _positive_seconds(value: str) -> float:
+    seconds = float(value.strip())
+    if not seconds > 0 or seconds != seconds or seconds == float("inf"):
+        raise ValueError("expected a positive number of seconds")
+    return seconds
+
+
+def job_heartbeat_timeout_prop() -> Any:
+    """``job_heartbeat_timeout``: seconds after which a queued or running job whose
+    driver stopped stamping its record is reported FAILED (30)."""
+    return prop(
+        default=30.0,
+        parse=_positive_seconds,
+        doc="seconds without a heartbeat after which a job is reported failed (30)",
+    )
