@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import socket
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -190,6 +191,7 @@ def serve(
     log_level: str = "info",
     max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
     storage_workers: StorageWorkerLimits | StorageWorkers | None = None,
+    sockets: list[socket.socket] | None = None,
     ready_timeout: float = DEFAULT_READY_TIMEOUT,
     access_log: AccessLog | None = None,
 ) -> None:
@@ -215,6 +217,9 @@ def serve(
     ``storage_workers`` is a :class:`StorageWorkers` for the same backend (the
     caller's to close). On SIGTERM, requests get a short grace to finish, then the
     workers still running are killed.
+
+    ``sockets``: listening sockets to serve on instead of binding ``host``/``port``
+    (the serving processes of ``lance-ns serve --workers N`` share the supervisor's).
 
     ``ready_timeout`` and ``access_log`` are :func:`create_app`'s; ``serve`` starts the
     access log and closes it (its queued lines written) on shutdown.
@@ -268,6 +273,7 @@ def serve(
             port=port,
             log_level=log_level,
             workers=(workers, owned_workers),
+            sockets=sockets,
             access_log=access_log,
         )
     )
@@ -284,6 +290,7 @@ async def _serve(
     port: int,
     log_level: str,
     workers: tuple[StorageWorkers | None, bool] = (None, False),
+    sockets: list[socket.socket] | None = None,
     access_log: AccessLog | None = None,
 ) -> None:
     try:
@@ -309,7 +316,7 @@ async def _serve(
     if access_log is not None:
         access_log.start()
     try:
-        await server.serve()
+        await server.serve(sockets=sockets)
     finally:
         if access_log is not None:
             access_log.close()
