@@ -35,7 +35,7 @@ import anyio
 import attrs
 
 from .. import errors, models
-from .._core.base import OPERATIONS, AsyncLanceNamespace, Operation
+from .._core.base import OPERATIONS, AsyncLanceNamespace, Operation, checked_call
 from .._core.identifiers import validate_name
 from .._core.modes import CREATE_MODES, DROP_MODES, parse_mode
 from .._core.paging import check_limit, page_of, token_of
@@ -238,8 +238,7 @@ def _ids(value: Any) -> tuple[str, ...]:
 
 
 def _twin(backend: AsyncLanceNamespace, method: str) -> Callable[..., Any]:
-    twin: Callable[..., Any] = getattr(backend, f"_{method}")
-    return twin
+    return checked_call(backend, method)
 
 
 def _response(operation: Operation, body: Mapping[str, Any]) -> Any:
