@@ -39,6 +39,7 @@ from .._core.base import OPERATIONS, AsyncLanceNamespace, Operation, checked_cal
 from .._core.identifiers import validate_name
 from .._core.modes import CREATE_MODES, DROP_MODES, parse_mode
 from .._core.paging import check_limit, page_of, token_of
+from .._core.pipeline_hook import is_job_id
 from .._core.readiness import DEFAULT_READY_TIMEOUT, PartReadiness, probe_part
 from .._core.registry import connect
 from ._config import (
@@ -267,6 +268,8 @@ def _table_route(operation: Operation) -> Callable[..., Any]:
     method = operation.method
 
     async def route(self: MountNamespace, request: Any, *data: Any) -> Any:
+        if method in _TRANSACTIONS and len(_ids(request.id)) == 1 and is_job_id(request):
+            return await _job_of_any_mount(self, method, request)
         mount, backend, inner = self._table_target(_ids(request.id), method)
         changes: dict[str, Any] = {"id": inner}
         if method == "rename_table":
@@ -278,6 +281,19 @@ def _table_route(operation: Operation) -> Callable[..., Any]:
         return answer if field is None else _prefixed(answer, field, mount)
 
     return route
+
+
+async def _job_of_any_mount(self: MountNamespace, method: str, request: Any) -> Any:
+    """A job named by its id alone (``[lna-job-...]``, as the starting call answered it):
+    the mount whose job it is answers; job ids are random, so at most one has it."""
+    for backend in self._mounts.values():
+        if not backend.stores_tables and backend.impl_name != "rest":
+            continue
+        try:
+            return await _twin(backend, method)(request)
+        except (errors.TransactionNotFoundError, errors.UnsupportedOperationError):
+            continue
+    raise errors.TransactionNotFoundError(f"no mount has job {request.id[0]!r}")
 
 
 def _same_mount(mount: str, target: tuple[str, ...], what: str) -> list[str]:
