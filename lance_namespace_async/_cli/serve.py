@@ -150,6 +150,24 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         metavar="N",
         help="open connections; one more is answered 503 (default: 1000)",
     )
+    observing = serve.add_argument_group(
+        "observability",
+        "traces: set OTEL_TRACES_EXPORTER (otlp, console) and the other standard OTEL_* "
+        "variables (needs lance-namespace-async[otel]); off by default",
+    )
+    observing.add_argument(
+        "--metrics-port",
+        type=_port,
+        metavar="P",
+        help="serve Prometheus metrics at /metrics on this port, apart from the API's "
+        "(default: no metrics)",
+    )
+    observing.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="interface of the metrics port (default: loopback)",
+    )
     serve_workers.add_arguments(serve)
     add_request_limit_options(serve)
     serve.add_argument(
@@ -196,6 +214,10 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
         parser.error(str(exc))
     request_limits = request_limits_of(parser, args)
     _check_port_free(args.host, args.port)
+    if args.metrics_port is not None:
+        if args.metrics_port == args.port and args.metrics_host == args.host:
+            parser.error("--metrics-port must differ from --port")
+        _check_port_free(args.metrics_host, args.metrics_port)
     connection = _served_connection(connection, args)
     workers = serve_workers.storage_workers(parser, args, connection)
     namespace = _connect(args, connection, scrub)
@@ -227,6 +249,8 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
             log_level=args.log_level,
             max_decoded_body_bytes=args.max_decoded_body_bytes,
             storage_workers=workers,
+            metrics_port=args.metrics_port,
+            metrics_host=args.metrics_host,
         )
     except KeyboardInterrupt:
         pass

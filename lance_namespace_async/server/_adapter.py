@@ -13,10 +13,12 @@ import hmac
 import logging
 import re
 import traceback
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
 from .. import errors
+from .._core import observe
 from .._core.arrow_data import ArrowData
 from .._core.arrow_guard import DEFAULT_MAX_DECODED_BODY_BYTES, checked_body
 from .._core.identifiers import DEFAULT_DELIMITER, parse_identifier
@@ -147,6 +149,8 @@ class _Adapter:
         self.max_body_bytes = max_body_bytes
         self.expose_storage_options = expose_storage_options
         self.expose_vended_credentials = expose_vended_credentials
+        #: metrics and spans of each request (``server._observe``), when on
+        self.observer: Callable[..., Awaitable[None]] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan is Starlette's; websockets are not ours
@@ -158,6 +162,9 @@ class _Adapter:
             if raw_path
             else quote(scope["path"], safe="/")
         )
+        if self.observer is not None:
+            await self.observer(self, request, path, scope, receive, send)
+            return
         response = await self._respond(request, path)
         await response(scope, receive, send)
 
@@ -387,4 +394,5 @@ class _Adapter:
         return raw
 
     def _too_large(self) -> _PayloadTooLargeError:
+        observe.refused(413, "max_body_bytes")
         return _PayloadTooLargeError(f"request body larger than {self.max_body_bytes} bytes")

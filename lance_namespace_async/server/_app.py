@@ -28,6 +28,7 @@ from ._storage_workers import (
 
 if TYPE_CHECKING:
     from .._core.base import AsyncLanceNamespace
+    from ._observe import RequestObserver
 
 logger = logging.getLogger("lance_namespace_async.server")
 
@@ -44,6 +45,7 @@ def create_app(
     max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
     storage_workers: StorageWorkers | None = None,
     request_limits: RequestLimits | None = None,
+    metrics: bool = False,
 ) -> Starlette:
     """The ASGI application serving ``namespace`` as a Lance REST Namespace.
 
@@ -81,6 +83,11 @@ def create_app(
     ``request_limits`` bound the expressions and parameters of every request and the
     size of QueryTable answers (:class:`~._request_limits.RequestLimits`; its defaults
     when None): a request over a limit is code 13 before the backend sees it.
+
+    ``metrics`` counts and times every request and backend call in this process's
+    Prometheus metrics (``server._metrics``; :func:`serve`'s ``metrics_port`` serves
+    them). Spans are made when an OpenTelemetry ``TracerProvider`` is set
+    (``server._tracing``; :func:`serve` sets one up from the ``OTEL_*`` variables).
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
         raise errors.InvalidInputError("max_body_bytes must be an integer")
@@ -105,12 +112,30 @@ def create_app(
         storage_workers,
         request_limits,
     )
+    if not isinstance(metrics, bool):
+        raise errors.InvalidInputError("metrics must be a boolean")
+    adapter.observer = _observer(metrics)
     app = _AdapterApp(adapter)
     app.state.namespace = namespace
     from .._storage.containment import warn_if_unconfined
 
     warn_if_unconfined(namespace)  # a client must not reach storage outside its root
     return app
+
+
+def _observer(metrics: bool) -> RequestObserver | None:
+    """What observes each request: metrics when asked, spans when a tracer is set."""
+    from ._tracing import listen_to_backend_calls, tracer
+
+    spans = tracer()
+    if not metrics and spans is None:
+        return None
+    from ._metrics import server_metrics
+    from ._observe import RequestObserver
+
+    if spans is not None:
+        listen_to_backend_calls(spans)
+    return RequestObserver(server_metrics() if metrics else None, spans)
 
 
 class _AdapterApp(Starlette):
@@ -174,6 +199,8 @@ def serve(
     log_level: str = "info",
     max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
     storage_workers: StorageWorkerLimits | StorageWorkers | None = None,
+    metrics_port: int | None = None,
+    metrics_host: str = "127.0.0.1",
 ) -> None:
     """Run the adapter with uvicorn until interrupted (blocking).
 
@@ -197,10 +224,17 @@ def serve(
     ``storage_workers`` is a :class:`StorageWorkers` for the same backend (the
     caller's to close). On SIGTERM, requests get a short grace to finish, then the
     workers still running are killed.
+
+    ``metrics_port`` serves Prometheus metrics at ``/metrics`` on ``metrics_host`` (loopback
+    by default), a port apart from the API's (``server._metrics``). Traces are on when the
+    ``OTEL_*`` environment variables ask for them (``server._tracing``).
     """
     from .._core.base import AsyncLanceNamespace
     from .._core.registry import connect
     from ._serving import served_properties
+    from ._tracing import configure_from_environment
+
+    configure_from_environment()  # before the app: it looks for a tracer
 
     if limits is None:
         limits = ServerLimits()
@@ -231,22 +265,32 @@ def serve(
         max_decoded_body_bytes=max_decoded_body_bytes,
         storage_workers=workers,
         request_limits=request_limits,
+        metrics=metrics_port is not None,
     )
+    metrics_server = None
+    if metrics_port is not None:
+        from ._metrics import start_metrics_server
+
+        metrics_server = start_metrics_server(metrics_host, metrics_port)
     if auth_token is None and not _is_loopback(host):
         logger.warning("serving on %s without authentication: anyone can reach it", host)
-    asyncio.run(
-        _serve(
-            app,
-            namespace,
-            owned,
-            limits=limits,
-            max_body_bytes=max_body_bytes,
-            host=host,
-            port=port,
-            log_level=log_level,
-            workers=(workers, owned_workers),
+    try:
+        asyncio.run(
+            _serve(
+                app,
+                namespace,
+                owned,
+                limits=limits,
+                max_body_bytes=max_body_bytes,
+                host=host,
+                port=port,
+                log_level=log_level,
+                workers=(workers, owned_workers),
+            )
         )
-    )
+    finally:
+        if metrics_server is not None:
+            metrics_server.shutdown()
 
 
 async def _serve(

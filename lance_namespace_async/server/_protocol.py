@@ -44,6 +44,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from .. import errors
+from .._core import observe
 
 if TYPE_CHECKING:
     from ._limits import ServerLimits
@@ -158,6 +159,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             # refused before anything else is set up: the parser never sees a byte
             self._rejected = True
             self.transport = transport
+            observe.refused(503, "max_connections")
             transport.write(_ANSWER_503)
             transport.close()
             now = time.monotonic()
@@ -252,6 +254,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     # -- refusals ---------------------------------------------------------------------------
 
     def _refuse_head(self, message: str) -> None:
+        observe.refused(431, "max_header_bytes" if "bytes" in message else "max_header_fields")
         self._close_with(error_response(431, "Request Header Fields Too Large", _CODE_13, message))
 
     def _close_with(self, answer: bytes) -> None:
@@ -305,10 +308,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                 self.transport.close()  # nothing was ever sent: nothing to answer
                 return
             message = f"request head not received within {self.limits.header_timeout:g} s"
+            observe.refused(408, "header_timeout")
             self._close_with(error_response(408, "Request Timeout", _CODE_13, message))
             return
         if self._body_deadline is not None and now >= self._body_deadline:
             message = f"request body not received within {self.limits.body_timeout:g} s"
+            observe.refused(408, "body_timeout")
             self._close_with(error_response(408, "Request Timeout", _CODE_13, message))
 
 
