@@ -93,7 +93,8 @@ def test_a_known_workload_is_counted_exactly(tmp_path: Path) -> None:
     assert counted(refusals, status="431", limit="max_header_bytes") == 1
     # CreateTable ran in a storage worker process: the server timed that backend call
     worker_calls = "lance_ns_backend_call_duration_seconds_count"
-    assert counted(worker_calls, backend="storage_workers", kind="storage_worker", outcome="ok") == 1
+    worker = {"backend": "storage_workers", "kind": "storage_worker", "outcome": "ok"}
+    assert counted(worker_calls, **worker) == 1
 
 
 def test_the_api_port_never_answers_metrics(tmp_path: Path) -> None:
@@ -101,3 +102,24 @@ def test_the_api_port_never_answers_metrics(tmp_path: Path) -> None:
     with lance_ns_serve({"root": str(tmp_path)}, "--metrics-port", str(metrics_port)) as served:
         assert httpx.get(f"{served.uri}/metrics").status_code == 404
         assert httpx.get(f"http://127.0.0.1:{metrics_port}/metrics").status_code == 200
+
+
+def test_multiprocess_mode_answers_from_the_shared_directory(tmp_path: Path) -> None:
+    """With PROMETHEUS_MULTIPROC_DIR (how several worker processes share one /metrics), the
+    values are written there and the metrics port answers from it."""
+    shared = tmp_path / "prometheus"
+    shared.mkdir()
+    root = tmp_path / "catalog"
+    root.mkdir()
+    metrics_port = _free_port()
+    env = {"PROMETHEUS_MULTIPROC_DIR": str(shared)}
+    with lance_ns_serve(
+        {"root": str(root)}, "--metrics-port", str(metrics_port), env=env
+    ) as served:
+        with lna.connect_sync("rest", {"uri": served.uri, "max_retries": "0"}) as ours:
+            for _ in range(3):
+                assert ours.list_namespaces({"id": []}).namespaces == []
+        samples = scrape(metrics_port)
+    assert any(path.suffix == ".db" for path in shared.iterdir())
+    assert value(samples, "lance_ns_requests_total", operation="ListNamespaces", status="200") == 3
+    assert value(samples, "lance_ns_requests_in_flight") == 0

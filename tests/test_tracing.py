@@ -78,7 +78,8 @@ async def test_a_request_span_continues_the_callers_trace_with_backend_spans_ben
     assert [span.name for span in requests] == ["DescribeTable", "DescribeTable"]
     served, refused = requests
     assert f"{served.context.trace_id:032x}" == TRACE_ID
-    assert served.parent is not None and f"{served.parent.span_id:016x}" == PARENT_ID
+    assert served.parent is not None
+    assert f"{served.parent.span_id:016x}" == PARENT_ID
     assert served.attributes["lance.id"] == "n$t"
     assert served.attributes["http.response.status_code"] == 200
     assert refused.attributes["lance.error.code"] == 4  # TableNotFound
@@ -169,8 +170,11 @@ async def test_a_catalog_call_carries_the_trace_to_the_catalog_server(
         next(servers, None)
     ours = exporter.get_finished_spans()
     calls = [span for span in ours if span.attributes.get("lance.backend.kind") == "catalog_http"]
-    assert calls and all(f"{span.context.trace_id:032x}" == TRACE_ID for span in calls)
-    theirs = [span for span in _printed_spans(output.read_text()) if span["kind"].endswith("SERVER")]
+    assert calls
+    assert all(f"{span.context.trace_id:032x}" == TRACE_ID for span in calls)
+    theirs = [
+        span for span in _printed_spans(output.read_text()) if span["kind"].endswith("SERVER")
+    ]
     received = {(span["context"]["trace_id"], span["parent_id"]) for span in theirs}
     for call in calls:
         # the catalog's request span continues our backend span: same trace, it the parent

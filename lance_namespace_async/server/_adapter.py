@@ -175,6 +175,7 @@ class _Adapter:
             self.origins.check(headers.get("origin"), headers.get("host"))
             self._authenticate(headers)
             route, path_values = self._route(request.method, path)
+            request.scope["lance_ns.route"] = route, path_values  # for server._observe
             result = await self._call(route, path_values, request)
         except ClientDisconnect:
             return Response(status_code=499)  # nginx's "client closed request": nobody listens

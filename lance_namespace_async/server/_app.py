@@ -201,6 +201,7 @@ def serve(
     storage_workers: StorageWorkerLimits | StorageWorkers | None = None,
     metrics_port: int | None = None,
     metrics_host: str = "127.0.0.1",
+    metrics: bool | None = None,
 ) -> None:
     """Run the adapter with uvicorn until interrupted (blocking).
 
@@ -226,8 +227,10 @@ def serve(
     workers still running are killed.
 
     ``metrics_port`` serves Prometheus metrics at ``/metrics`` on ``metrics_host`` (loopback
-    by default), a port apart from the API's (``server._metrics``). Traces are on when the
-    ``OTEL_*`` environment variables ask for them (``server._tracing``).
+    by default), a port apart from the API's (``server._metrics``); ``metrics`` (default:
+    whether ``metrics_port`` is given) counts without serving them, for a worker process whose
+    supervisor serves the metrics of all (``PROMETHEUS_MULTIPROC_DIR``). Traces are on when
+    the ``OTEL_*`` environment variables ask for them (``server._tracing``).
     """
     from .._core.base import AsyncLanceNamespace
     from .._core.registry import connect
@@ -265,7 +268,7 @@ def serve(
         max_decoded_body_bytes=max_decoded_body_bytes,
         storage_workers=workers,
         request_limits=request_limits,
-        metrics=metrics_port is not None,
+        metrics=metrics_port is not None if metrics is None else metrics,
     )
     metrics_server = None
     if metrics_port is not None:

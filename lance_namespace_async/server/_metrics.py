@@ -113,20 +113,36 @@ class ServerMetrics:
         self.worker_restarts = Counter(
             "lance_ns_worker_restarts", "Worker processes restarted after they exited", **options
         )
-        # labels() costs a lock and a tuple per call: the few children, cached
+        # labels() costs a few microseconds a call: the children, cached (their label values
+        # are operation ids, statuses and codes: a bounded few)
         self._backend_children: dict[tuple[str, str, str], Any] = {}
+        self._request_children: dict[tuple[str, int], tuple[Any, Any, Any]] = {}
+        self._error_children: dict[tuple[str, int], Any] = {}
 
     # -- requests (server._observe) ------------------------------------------------------------
 
     def request_done(
         self, operation: str, status: int, code: int | None, seconds: float, size: int
     ) -> None:
-        self.requests.labels(operation, str(status)).inc()
-        if code is not None:
-            self.errors.labels(operation, str(code)).inc()
-        self.latency.labels(operation).observe(seconds)
+        children = self._request_children.get((operation, status))
+        if children is None:
+            children = self._request_children[(operation, status)] = (
+                self.requests.labels(operation, str(status)),
+                self.latency.labels(operation),
+                self.answer_bytes.labels(operation),
+            )
+        requests, latency, answer_bytes = children
+        requests.inc()
+        latency.observe(seconds)
         if size:
-            self.answer_bytes.labels(operation).inc(size)
+            answer_bytes.inc(size)
+        if code is not None:
+            errors = self._error_children.get((operation, code))
+            if errors is None:
+                errors = self._error_children[(operation, code)] = self.errors.labels(
+                    operation, str(code)
+                )
+            errors.inc()
 
     # -- the backend-call listener (_core.observe) ---------------------------------------------
 

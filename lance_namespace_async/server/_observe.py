@@ -1,9 +1,9 @@
 """One request observed: its metrics (``_metrics``) and its span (``_tracing``).
 
 The adapter hands each request here only when metrics or tracing are on, so a server
-without them pays one attribute test per request. The operation is found by routing the
-path again (a microsecond), which keeps the adapter unaware of what observes it; the error
-code is read from the ErrorResponse the adapter answered with.
+without them pays one attribute test per request. The adapter leaves the route it found in
+the ASGI scope (``lance_ns.route``); a span, named before the adapter runs, routes the path
+itself. The error code is read from the ErrorResponse the adapter answered with.
 """
 
 from __future__ import annotations
@@ -30,6 +30,10 @@ def _route_of(adapter: _Adapter, method: str, path: str) -> tuple[str, str | Non
         route, values = adapter._route(method, path)
     except Exception:  # unknown route or method: the adapter answers it
         return UNROUTED, None
+    return _named(route, values)
+
+
+def _named(route: Any, values: dict[str, str]) -> tuple[str, str | None]:
     raw_id = values.get("id")
     return route.operation_id, _decode_segment(raw_id) if raw_id else None
 
@@ -66,7 +70,6 @@ class RequestObserver:
         send: Send,
     ) -> None:
         started = time.perf_counter()
-        operation, identifier = _route_of(adapter, request.method, path)
         metrics = self.metrics
         if metrics is not None:
             metrics.in_flight.inc()
@@ -76,9 +79,7 @@ class RequestObserver:
                 response = await adapter._respond(request, path)
                 await response(scope, receive, send)
             else:
-                span, response = await self._traced(
-                    adapter, request, path, operation, identifier, scope, receive, send
-                )
+                span, response = await self._traced(adapter, request, path, scope, receive, send)
         finally:
             if metrics is not None:
                 metrics.in_flight.dec()
@@ -86,6 +87,8 @@ class RequestObserver:
         if span is not None:
             self._finish(span, response.status_code, code)
         if metrics is not None:
+            routed = scope.get("lance_ns.route")
+            operation = routed[0].operation_id if routed is not None else UNROUTED
             size = len(response.body) if isinstance(getattr(response, "body", None), bytes) else 0
             metrics.request_done(
                 operation, response.status_code, code, time.perf_counter() - started, size
@@ -96,13 +99,12 @@ class RequestObserver:
         adapter: _Adapter,
         request: Request,
         path: str,
-        operation: str,
-        identifier: str | None,
         scope: Scope,
         receive: Receive,
         send: Send,
     ) -> tuple[Any, Response]:
         trace = self._trace
+        operation, identifier = _route_of(adapter, request.method, path)
         # only the trace context headers are read, never another header's value
         carrier = {
             name: value
