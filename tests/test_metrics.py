@@ -123,3 +123,18 @@ def test_multiprocess_mode_answers_from_the_shared_directory(tmp_path: Path) -> 
     assert any(path.suffix == ".db" for path in shared.iterdir())
     assert value(samples, "lance_ns_requests_total", operation="ListNamespaces", status="200") == 3
     assert value(samples, "lance_ns_requests_in_flight") == 0
+
+
+def test_a_bad_or_taken_metrics_port_is_a_typed_error_before_serving(tmp_path: Path) -> None:
+    from lance_namespace_async.server import serve
+
+    namespace = lna.connect("dir", {"root": str(tmp_path)})
+    for bad in (0, 70000, "9464", True):
+        with pytest.raises(errors.InvalidInputError, match="metrics_port"):
+            serve(namespace, port=_free_port(), metrics_port=bad)  # type: ignore[arg-type]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(errors.InvalidInputError, match=f"cannot serve metrics on .*:{port}"):
+            serve(namespace, port=_free_port(), metrics_port=port)

@@ -237,6 +237,14 @@ def serve(
     from ._serving import served_properties
     from ._tracing import configure_from_environment
 
+    if metrics_port is not None and (
+        isinstance(metrics_port, bool)
+        or not isinstance(metrics_port, int)
+        or not 0 < metrics_port < 65536
+    ):
+        raise errors.InvalidInputError("metrics_port must be a TCP port (1-65535) or None")
+    if metrics is not None and not isinstance(metrics, bool):
+        raise errors.InvalidInputError("metrics must be a boolean or None")
     configure_from_environment()  # before the app: it looks for a tracer
 
     if limits is None:
@@ -274,7 +282,14 @@ def serve(
     if metrics_port is not None:
         from ._metrics import start_metrics_server
 
-        metrics_server = start_metrics_server(metrics_host, metrics_port)
+        try:
+            metrics_server = start_metrics_server(metrics_host, metrics_port)
+        except BaseException:  # the port taken: nothing served, so nothing left running
+            if workers is not None and owned_workers:
+                workers.close()
+            if owned:
+                asyncio.run(namespace.aclose())
+            raise
     if auth_token is None and not _is_loopback(host):
         logger.warning("serving on %s without authentication: anyone can reach it", host)
     try:
