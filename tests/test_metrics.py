@@ -126,7 +126,8 @@ def test_multiprocess_mode_answers_from_the_shared_directory(tmp_path: Path) -> 
 
 
 def test_a_bad_or_taken_metrics_port_is_a_typed_error_before_serving(tmp_path: Path) -> None:
-    from lance_namespace_async.server import serve
+    from lance_namespace_async._core import observe
+    from lance_namespace_async.server import _metrics, serve
 
     namespace = lna.connect("dir", {"root": str(tmp_path)})
     for bad in (0, 70000, "9464", True):
@@ -138,3 +139,5 @@ def test_a_bad_or_taken_metrics_port_is_a_typed_error_before_serving(tmp_path: P
         port = taken.getsockname()[1]
         with pytest.raises(errors.InvalidInputError, match=f"cannot serve metrics on .*:{port}"):
             serve(namespace, port=_free_port(), metrics_port=port)
+    if _metrics._metrics is not None:  # counting stops with the server it was for
+        observe.remove_listener(_metrics._metrics)

@@ -2,9 +2,10 @@
 ``traceparent``, a child span per backend call, and the trace carried on to a catalog.
 
 Servers: the adapter in-process (``create_app`` over a directory catalog in a temp
-directory, and over the rest backend) with the SDK's ``TracerProvider`` and its
-``InMemorySpanExporter``; and a real ``lance-ns serve`` process (dir backend) configured only
-by ``OTEL_TRACES_EXPORTER=console``, whose printed spans show the trace id and parent span
+directory, and over the rest backend) with an SDK ``TracerProvider`` of the test's own
+(``tracer_provider=``; no global one is set) and its ``InMemorySpanExporter``; and a
+real ``lance-ns serve`` process (dir backend) configured only by
+``OTEL_TRACES_EXPORTER=console``, whose printed spans show the trace id and parent span
 the rest backend's catalog call sent it in ``traceparent``.
 """
 
@@ -30,7 +31,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import lance_namespace_async as lna
-from lance_namespace_async.server import create_app
+from lance_namespace_async._core import observe
+from lance_namespace_async.server import _tracing, create_app
 
 ROWS = pa.table({"x": [1, 2, 3]})
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -38,14 +40,21 @@ PARENT_ID = "00f067aa0ba902b7"
 TRACEPARENT = f"00-{TRACE_ID}-{PARENT_ID}-01"
 
 
-@pytest.fixture(scope="module")
-def exporter() -> InMemorySpanExporter:
-    """The process's tracer provider (set once: OpenTelemetry allows no second one)."""
+@pytest.fixture
+def provider() -> Iterator[TracerProvider]:
+    """A provider of the test's own (``create_app(tracer_provider=...)``), so no global
+    provider is left for later tests; its backend-call listener is removed afterwards."""
+    provider = TracerProvider()
+    yield provider
+    for listener in _tracing._listening.values():
+        observe.remove_listener(listener)
+    _tracing._listening.clear()
+    provider.shutdown()
+
+
+@pytest.fixture
+def exporter(provider: TracerProvider) -> InMemorySpanExporter:
     memory = InMemorySpanExporter()
-    provider = trace.get_tracer_provider()
-    if not isinstance(provider, TracerProvider):
-        provider = TracerProvider()
-        trace.set_tracer_provider(provider)
     provider.add_span_processor(SimpleSpanProcessor(memory))
     return memory
 
@@ -61,13 +70,13 @@ async def _describe(app: Any, table: list[str], headers: dict[str, str]) -> http
 
 
 async def test_a_request_span_continues_the_callers_trace_with_backend_spans_beneath(
-    tmp_path: Path, exporter: InMemorySpanExporter
+    tmp_path: Path, provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:
     with lna.connect_sync("dir", {"root": str(tmp_path)}) as setup:
         setup.create_namespace({"id": ["n"]})
         setup.create_table({"id": ["n", "t"]}, ROWS)
     async with lna.connect("dir", {"root": str(tmp_path)}) as ns:
-        app = create_app(ns)
+        app = create_app(ns, tracer_provider=provider)
         exporter.clear()
         answer = await _describe(app, ["n", "t"], {"traceparent": TRACEPARENT})
         assert answer.status_code == 200
@@ -149,7 +158,7 @@ def _printed_spans(text: str) -> list[dict[str, Any]]:
 
 
 async def test_a_catalog_call_carries_the_trace_to_the_catalog_server(
-    tmp_path: Path, exporter: InMemorySpanExporter
+    tmp_path: Path, provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:
     root, output = tmp_path / "catalog", tmp_path / "spans.txt"
     root.mkdir()
@@ -159,7 +168,7 @@ async def test_a_catalog_call_carries_the_trace_to_the_catalog_server(
         with lna.connect_sync("rest", {"uri": catalog}) as setup:
             setup.create_namespace({"id": ["n"]})
         async with lna.connect("rest", {"uri": catalog, "max_retries": "0"}) as ns:
-            app = create_app(ns)
+            app = create_app(ns, tracer_provider=provider)
             exporter.clear()
             headers = {"traceparent": TRACEPARENT}
             transport = httpx.ASGITransport(app=app)

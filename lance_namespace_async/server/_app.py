@@ -6,7 +6,7 @@ import asyncio
 import ipaddress
 import logging
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import errors
 from .._core.arrow_guard import DEFAULT_MAX_DECODED_BODY_BYTES, check_decoded_limit
@@ -46,6 +46,7 @@ def create_app(
     storage_workers: StorageWorkers | None = None,
     request_limits: RequestLimits | None = None,
     metrics: bool = False,
+    tracer_provider: Any = None,
 ) -> Starlette:
     """The ASGI application serving ``namespace`` as a Lance REST Namespace.
 
@@ -86,8 +87,9 @@ def create_app(
 
     ``metrics`` counts and times every request and backend call in this process's
     Prometheus metrics (``server._metrics``; :func:`serve`'s ``metrics_port`` serves
-    them). Spans are made when an OpenTelemetry ``TracerProvider`` is set
-    (``server._tracing``; :func:`serve` sets one up from the ``OTEL_*`` variables).
+    them). Spans are made when an OpenTelemetry ``TracerProvider`` is set globally
+    (``server._tracing``; :func:`serve` sets one up from the ``OTEL_*`` variables) or given
+    as ``tracer_provider``.
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
         raise errors.InvalidInputError("max_body_bytes must be an integer")
@@ -114,7 +116,7 @@ def create_app(
     )
     if not isinstance(metrics, bool):
         raise errors.InvalidInputError("metrics must be a boolean")
-    adapter.observer = _observer(metrics)
+    adapter.observer = _observer(metrics, tracer_provider)
     app = _AdapterApp(adapter)
     app.state.namespace = namespace
     from .._storage.containment import warn_if_unconfined
@@ -123,11 +125,11 @@ def create_app(
     return app
 
 
-def _observer(metrics: bool) -> RequestObserver | None:
+def _observer(metrics: bool, tracer_provider: Any) -> RequestObserver | None:
     """What observes each request: metrics when asked, spans when a tracer is set."""
     from ._tracing import listen_to_backend_calls, tracer
 
-    spans = tracer()
+    spans = tracer(tracer_provider)
     if not metrics and spans is None:
         return None
     from ._metrics import server_metrics

@@ -172,7 +172,7 @@ def server_metrics() -> ServerMetrics:
     global _metrics
     if _metrics is None:
         _metrics = ServerMetrics(_prometheus().REGISTRY)
-        observe.add_listener(_metrics)
+    observe.add_listener(_metrics)  # again after a remove_listener
     return _metrics
 
 

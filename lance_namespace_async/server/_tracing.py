@@ -62,14 +62,15 @@ def configure_from_environment() -> bool:
     return tracer() is not None
 
 
-def tracer() -> Any | None:
-    """The tracer of the configured provider, or None when none is (then no spans at all,
-    not even the API's no-op ones)."""
+def tracer(provider: Any = None) -> Any | None:
+    """The tracer of ``provider`` (default: the globally configured one), or None when
+    there is none (then no spans at all, not even the API's no-op ones)."""
     try:
         from opentelemetry import trace
     except ImportError:
         return None
-    provider = trace.get_tracer_provider()
+    if provider is None:
+        provider = trace.get_tracer_provider()
     if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
         return None
     return provider.get_tracer(_SCOPE)
@@ -115,12 +116,14 @@ class BackendSpans:
         return None
 
 
-_listening: BackendSpans | None = None
+_listening: dict[int, BackendSpans] = {}
 
 
-def listen_to_backend_calls(tracer: Any) -> None:
-    """Give every later backend call of this process a span (once per process)."""
-    global _listening
-    if _listening is None:
-        _listening = BackendSpans(tracer)
-        observe.add_listener(_listening)
+def listen_to_backend_calls(tracer: Any) -> BackendSpans:
+    """Give every later backend call of this process a span from ``tracer`` (one listener
+    per tracer); ``observe.remove_listener`` of what it returns stops that."""
+    listener = _listening.get(id(tracer))
+    if listener is None or listener._tracer is not tracer:
+        listener = _listening[id(tracer)] = BackendSpans(tracer)
+    observe.add_listener(listener)
+    return listener
