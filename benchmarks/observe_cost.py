@@ -171,7 +171,9 @@ def render(
         "",
         "Tracing's cost is the SDK's span objects (a server span and a client span per backend "
         "call), their attributes and the batch processor's queue and thread; sending them to a "
-        "collector adds the exporter's own serialisation and network on that thread.",
+        "collector adds the exporter's own serialisation and network on that thread. A "
+        "sampler (`OTEL_TRACES_SAMPLER=parentbased_traceidratio`, `OTEL_TRACES_SAMPLER_ARG`) "
+        "makes the requests it leaves out cost about what they cost untraced.",
     ]
     return "\n".join(lines) + "\n"
 
