@@ -173,7 +173,8 @@ def render(
         "call), their attributes and the batch processor's queue and thread; sending them to a "
         "collector adds the exporter's own serialisation and network on that thread. A "
         "sampler (`OTEL_TRACES_SAMPLER=parentbased_traceidratio`, `OTEL_TRACES_SAMPLER_ARG`) "
-        "makes the requests it leaves out cost about what they cost untraced.",
+        "records only the share of requests it keeps (the others still pay for unrecorded "
+        "spans and the context; not measured here).",
     ]
     return "\n".join(lines) + "\n"
 
