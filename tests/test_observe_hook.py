@@ -4,19 +4,21 @@ A listener registered with ``observe.add_listener`` (what the server's metrics a
 are) records what it is told while real backends work: the directory backend on a temp
 directory (pylance), the glue backend on moto's Glue server (tests/glue_fixtures.py), and
 the iceberg backend on the Iceberg REST look-alike (tests/iceberg_rest_server.py, pyiceberg
-underneath). Hive's Thrift calls take the same path (``LanceTables.run(kind="thrift")``)
-and are not started here: their metastore is a JVM.
+underneath), and the hive backend on the session's Hive Metastore 2.3 (conftest's
+``hive_metastores``, the JVM the hive suite shares).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
 from glue_fixtures import REGION, moto_glue, use_fake_aws_env
+from hive_metastore import Metastore
 from iceberg_rest_server import iceberg_catalog
 
 import lance_namespace_async as lna
@@ -105,3 +107,21 @@ async def test_iceberg_catalog_http_calls_are_observed_once_each(
     # the calls sent the listener's header along (the traceparent's path), unrefused
     assert ("iceberg", "catalog_http") in recorded.kinds()
     assert all(error is None for *_, error in recorded.calls)
+
+
+async def test_hive_metastore_calls_are_thrift_calls(
+    tmp_path: Path, recorded: Recorded, hive_metastores: Callable[[str], Metastore]
+) -> None:
+    metastore = hive_metastores("2.3")
+    name = f"obs_{uuid.uuid4().hex[:10]}"
+    async with lna.connect("hive", {"uri": metastore.uri, "root": str(tmp_path)}) as ns:
+        await ns.create_namespace({"id": [name]})
+        recorded.calls.clear()
+        await ns.describe_namespace({"id": [name]})
+        with pytest.raises(errors.NamespaceNotFoundError):
+            await ns.describe_namespace({"id": [f"{name}_missing"]})
+        await ns.drop_namespace({"id": [name]})
+    thrift = [error for backend, kind, _, error in recorded.calls if kind == "thrift"]
+    assert {backend for backend, *_ in recorded.calls} == {"hive"}
+    assert None in thrift
+    assert "NamespaceNotFoundError" in thrift  # the metastore's NoSuchObject, typed, ends it
