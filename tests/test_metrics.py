@@ -141,3 +141,15 @@ def test_a_bad_or_taken_metrics_port_is_a_typed_error_before_serving(tmp_path: P
             serve(namespace, port=_free_port(), metrics_port=port)
     if _metrics._metrics is not None:  # counting stops with the server it was for
         observe.remove_listener(_metrics._metrics)
+
+
+def test_the_metrics_port_cannot_be_the_api_port(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    port = str(_free_port())
+    command = [sys.executable, "-m", "lance_namespace_async._cli", "serve", "--impl", "dir"]
+    command += ["--prop", f"root={tmp_path}", "--port", port, "--metrics-port", port]
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert finished.returncode == 2
+    assert "--metrics-port must differ from --port" in finished.stderr
