@@ -169,6 +169,24 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         metavar="N",
         help="open connections; one more is answered 503 (default: 1000)",
     )
+    observing = serve.add_argument_group(
+        "observability",
+        "traces: set OTEL_TRACES_EXPORTER (otlp, console) and the other standard OTEL_* "
+        "variables (needs lance-namespace-async[otel]); off by default",
+    )
+    observing.add_argument(
+        "--metrics-port",
+        type=_port,
+        metavar="P",
+        help="serve Prometheus metrics at /metrics on this port, apart from the API's "
+        "(default: no metrics)",
+    )
+    observing.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="interface of the metrics port (default: loopback)",
+    )
     serve_workers.add_arguments(serve)
     serve_mounts.add_arguments(serve)
     add_request_limit_options(serve)
@@ -246,6 +264,7 @@ def run(
         port=args.port,
         shutdown_grace=args.shutdown_grace or 5.0,
         reload=lambda: _reloaded(top, parser, argv),
+        metrics_at=None if args.metrics_port is None else (args.metrics_host, args.metrics_port),
     )
     try:
         _check_port_free(args.host, args.port)
@@ -375,8 +394,15 @@ def _serve(
     request_limits = request_limits_of(parser, args)
     if args.access_log_file is not None and args.access_log != "json":
         parser.error("--access-log-file needs --access-log json")
+    if args.metrics_port is not None and (args.metrics_port, args.metrics_host) == (
+        args.port,
+        args.host,
+    ):
+        parser.error("--metrics-port must differ from --port")
     if sockets is None:
         _check_port_free(args.host, args.port)
+        if args.metrics_port is not None:
+            _check_port_free(args.metrics_host, args.metrics_port)
     connection = _served_connection(connection, args)
     workers = serve_workers.storage_workers(parser, args, connection)
     namespace = _connect(args, connection, scrub)
@@ -416,6 +442,10 @@ def _serve(
             sockets=sockets,
             ready_timeout=args.ready_timeout,
             access_log=access_log,
+            # a serving process of --workers counts; its supervisor serves the metrics
+            metrics_port=args.metrics_port if sockets is None else None,
+            metrics_host=args.metrics_host,
+            metrics=args.metrics_port is not None,
         )
     except KeyboardInterrupt:
         pass

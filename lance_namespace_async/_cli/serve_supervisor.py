@@ -42,6 +42,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import FrameType
+from typing import Any
 
 from ..server._table_locks import LOCK_DIR_ENV
 
@@ -162,6 +163,9 @@ class Supervisor:
     shutdown_grace: float
     #: re-reads and checks the configuration: (host, port, workers), or raises with why
     reload: Callable[[], tuple[str, int, int]]
+    #: (host, port) of ``--metrics-port``: served here for every worker (prometheus-client's
+    #: multiprocess mode: the workers write their values to a directory this process reads)
+    metrics_at: tuple[str, int] | None = None
     _running: list[_Worker] = field(default_factory=list)
     _failures: dict[int, int] = field(default_factory=dict)
     _respawn_at: dict[int, float] = field(default_factory=dict)
@@ -174,6 +178,7 @@ class Supervisor:
         """Serve until SIGTERM/SIGINT; 0 once every worker is gone."""
         self._sock = _bind(self.host, self.port)
         self._lock_dir = tempfile.mkdtemp(prefix="lance-ns-serve-locks-")
+        metrics_server, metrics_dir = self._serve_metrics()
         previous = {
             sig: signal.signal(sig, self._on_signal)
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -195,6 +200,31 @@ class Supervisor:
             with contextlib.suppress(OSError):
                 self._sock.close()
             shutil.rmtree(self._lock_dir, ignore_errors=True)
+            if metrics_server is not None:
+                metrics_server.shutdown()
+            if metrics_dir is not None:
+                shutil.rmtree(metrics_dir, ignore_errors=True)
+
+    def _serve_metrics(self) -> tuple[Any, str | None]:
+        """Start the metrics port over all workers' values (before any worker starts, so
+        each inherits ``PROMETHEUS_MULTIPROC_DIR``)."""
+        if self.metrics_at is None:
+            return None, None
+        from ..server._metrics import start_metrics_server
+
+        metrics_dir = tempfile.mkdtemp(prefix="lance-ns-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+        try:
+            return start_metrics_server(*self.metrics_at), metrics_dir
+        except BaseException:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+            raise
+
+    def _reaped(self, pid: int, *, restarted: bool) -> None:
+        if self.metrics_at is not None:
+            from ..server._metrics import worker_exited
+
+            worker_exited(pid, restarted=restarted)
 
     # -- signals ---------------------------------------------------------------------------
 
@@ -239,7 +269,9 @@ class Supervisor:
                 continue
             self._running.remove(worker)
             os.close(worker.ready_fd)
-            if worker.retiring or worker.old:
+            retired = worker.retiring or worker.old or self._stop
+            self._reaped(worker.process.pid, restarted=not retired)
+            if retired:
                 continue
             lived = now - worker.started
             failures = 0 if lived >= HEALTHY_AFTER_SECONDS else self._failures.get(worker.slot, 0)
