@@ -454,9 +454,8 @@ def apply_actions(
         key = _key(part, what)
         if key in RESERVED:
             raise errors.InvalidInputError(f"property {key!r} is reserved and cannot be modified")
-        present = key in altered.properties or (
-            key in found.properties and key not in altered.removed_properties
-        )
+        # as pylance's: a writer's property counts as present even once unset
+        present = key in altered.properties or key in found.properties
         if kind == "setPropertyAction":
             mode = _mode(part, _SET_MODES, "overwrite", what)
             if present and mode == "fail":
@@ -465,9 +464,7 @@ def apply_actions(
                 )
             if present and mode == "skip":
                 continue
-            altered.properties[key] = str(part["value"])
-            if key in altered.removed_properties:
-                altered.removed_properties.remove(key)
+            altered.properties[key] = str(part["value"])  # shown over the removal
         else:
             mode = _mode(part, _UNSET_MODES, "skip", what)
             if not present:
