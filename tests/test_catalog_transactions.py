@@ -29,6 +29,7 @@ import lance_namespace
 import pyarrow as pa
 import pytest
 from hive_metastore import Metastore
+from iceberg_real_server import ReferenceIcebergServer, unique_name
 from lance.namespace import DirectoryNamespace
 from test_kit import running_param
 
@@ -180,15 +181,18 @@ def test_alterations_answer_and_are_kept_as_on_pylances_directory(
         answered = ours("alter_transaction", body)
         assert answered == theirs("alter_transaction", body), (transaction, actions)
         for name in ("2", "6"):
-            describe = {"id": [name]}
-            assert ours("describe_transaction", describe) == theirs("describe_transaction", describe)
+            described = ours("describe_transaction", {"id": [name]})
+            assert described == theirs("describe_transaction", {"id": [name]})
     final = ours("describe_transaction", {"id": ["2"]})
     assert final["status"] == "canceled"
-    assert final["properties"]["job"] == "again" and final["properties"]["k"] == "over"
-    assert "m1" not in final["properties"] and final["properties"]["version"] == "2"
+    assert final["properties"]["job"] == "again"
+    assert final["properties"]["k"] == "over"
+    assert "m1" not in final["properties"]
+    assert final["properties"]["version"] == "2"
     # the same file as pylance's, where pylance keeps it
     kept = sorted(os.listdir(f"{location}/_alter_transactions"))
-    assert kept == sorted(f"{ours('describe_transaction', {'id': [v]})['properties']['uuid']}.json" for v in ("2", "6"))
+    altered = [ours("describe_transaction", {"id": [v]})["properties"]["uuid"] for v in ("2", "6")]
+    assert kept == sorted(f"{uuid}.json" for uuid in altered)
 
 
 def test_either_side_reads_what_the_other_altered(
@@ -205,9 +209,8 @@ def test_either_side_reads_what_the_other_altered(
     database = f"txn{secrets.token_hex(4)}"
     glue.create_namespace({"id": [database]})
     glue.register_table({"id": [database, "t"], "location": str(root / "t.lance")})
-    glue.alter_transaction(
-        {"id": [database, "t", "2"], "actions": [{"setPropertyAction": {"key": "by", "value": "glue"}}]}
-    )
+    by_glue = [{"setPropertyAction": {"key": "by", "value": "glue"}}]
+    glue.alter_transaction({"id": [database, "t", "2"], "actions": by_glue})
     assert reference._inner.describe_transaction({"id": ["t", "2"]})["properties"]["by"] == "glue"
     reference._inner.alter_transaction(
         {"id": ["t", "3"], "actions": [{"setStatusAction": {"status": "Failed"}}]}
@@ -220,7 +223,8 @@ def test_bad_requests_are_refused_with_a_typed_error_and_change_nothing(
     glue: lna.SyncLanceNamespace,
 ) -> None:
     _, ours, location = pair
-    ours("alter_transaction", {"id": ["2"], "actions": [{"setPropertyAction": {"key": "k0", "value": "v"}}]})
+    first = [{"setPropertyAction": {"key": "k0", "value": "v"}}]
+    ours("alter_transaction", {"id": ["2"], "actions": first})
     kept_dir = f"{location}/_alter_transactions"
     before = {name: Path(kept_dir, name).read_bytes() for name in os.listdir(kept_dir)}
     set_one = {"setPropertyAction": {"key": "k1", "value": "v"}}
@@ -261,3 +265,51 @@ def test_a_planted_link_is_never_written_through(
     assert ours("alter_transaction", {"id": ["2"], "actions": set_one}) == 19  # InvalidTableState
     assert ours("describe_transaction", {"id": ["2"]}) == 19
     assert list(elsewhere.iterdir()) == []
+
+
+# -- Iceberg managed_by=impl: a transaction per snapshot the catalog accepted -----------------
+
+
+async def test_a_managed_iceberg_tables_transactions_are_its_snapshots_lance_commits(
+    iceberg_reference: ReferenceIcebergServer, tmp_path: Path
+) -> None:
+    """The transaction of snapshot N is the Lance commit of version N; a version written
+    to storage around the catalog was never the table's, so it has no transaction."""
+    place = unique_name("itxn")
+    iceberg_reference.rest_client().create_namespace(place)
+    properties = iceberg_reference.properties(root=str(tmp_path / "root"), warehouses="wh")
+    location = str(tmp_path / "root" / "managed.lance")
+    lance.write_dataset(pa.table({"id": pa.array([1], pa.int64())}), location)
+    table = ["wh", place, "managed"]
+    async with lna.connect("iceberg", properties) as ns:
+        await ns.register_table(
+            {"id": table, "location": location, "properties": {"managed_by": "impl"}}
+        )
+        more = pa.table({"id": pa.array([2, 3], pa.int64())})
+        await ns.insert_into_table({"id": table}, more)  # snapshot 2, through the catalog
+        snapshot = iceberg_reference.rest_client().load_table((place, "managed")).metadata
+        assert [s.snapshot_id for s in snapshot.snapshots] == [1, 2]
+
+        described = await ns.describe_transaction({"id": [*table, "2"]})
+        assert described.status == "SUCCEEDED"
+        properties_2 = described.properties.additional_properties
+        assert (properties_2["version"], properties_2["operation"]) == ("2", "Append")
+        by_uuid = await ns.describe_transaction({"id": [*table, properties_2["uuid"]]})
+        assert by_uuid.properties.additional_properties == properties_2
+        # written straight to storage: version 3 exists there, not in the catalog
+        around = lance.write_dataset(more, location, mode="append")
+        assert around.version == 3
+        stray = around.read_transaction(3).uuid
+        for name in ("3", stray):
+            with pytest.raises(errors.TransactionNotFoundError):
+                await ns.describe_transaction({"id": [*table, name]})
+            with pytest.raises(errors.TransactionNotFoundError):
+                await ns.alter_transaction(
+                    {"id": [*table, name], "actions": [{"setStatusAction": {"status": "Failed"}}]}
+                )
+        altered = await ns.alter_transaction(
+            {"id": [*table, "2"], "actions": [{"setPropertyAction": {"key": "k", "value": "v"}}]}
+        )
+        assert altered.properties.additional_properties["k"] == "v"
+        again = await ns.describe_transaction({"id": [*table, "2"]})
+        assert again.properties.additional_properties["k"] == "v"

@@ -71,8 +71,7 @@ def split_transaction_id(body: Mapping[str, Any], what: str) -> tuple[list[str],
         or not all(isinstance(part, str) and part for part in given)
     ):
         raise errors.InvalidInputError(
-            f"{what}: the id must be the table's id followed by a transaction id, "
-            f"got {given!r}"
+            f"{what}: the id must be the table's id followed by a transaction id, got {given!r}"
         )
     return list(given[:-1]), given[-1]
 

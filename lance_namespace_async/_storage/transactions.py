@@ -185,7 +185,9 @@ def _transaction_of(location: str, options: Mapping[str, str] | None, version: i
     import lance.debug
 
     try:
-        dataset = lance.dataset(location, version=version, storage_options=options or None)
+        dataset = lance.dataset(
+            location, version=version, storage_options=dict(options or {}) or None
+        )
     except (ValueError, OSError) as exc:
         if "not found" in str(exc).lower():
             return None
@@ -216,7 +218,9 @@ def _transaction_of(location: str, options: Mapping[str, str] | None, version: i
     )
 
 
-_PROPERTIES_BLOCK = re.compile(r"\n    transaction_properties: Some\(\s*\{(.*)\},\s*\),\s*\}\s*$", re.S)
+_PROPERTIES_BLOCK = re.compile(
+    r"\n    transaction_properties: Some\(\s*\{(.*)\},\s*\),\s*\}\s*$", re.S
+)
 _DEBUG_ENTRY = re.compile(r'\s*"((?:[^"\\]|\\.)*)": "((?:[^"\\]|\\.)*)",')
 _DEBUG_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
 
@@ -227,9 +231,7 @@ def _debug_properties(text: str) -> dict[str, str]:
     block = _PROPERTIES_BLOCK.search(text)
     if block is None:
         return {}
-    return {
-        _unescape(key): _unescape(value) for key, value in _DEBUG_ENTRY.findall(block.group(1))
-    }
+    return {_unescape(key): _unescape(value) for key, value in _DEBUG_ENTRY.findall(block.group(1))}
 
 
 def _unescape(text: str) -> str:
@@ -380,7 +382,9 @@ def _key(action: Mapping[str, Any], what: str) -> str:
     if not isinstance(key, str) or not key:
         raise errors.InvalidInputError(f"{what} needs a non-empty property key")
     if len(key) > MAX_KEY_CHARS:
-        raise errors.InvalidInputError(f"{what}: a property key has at most {MAX_KEY_CHARS} characters")
+        raise errors.InvalidInputError(
+            f"{what}: a property key has at most {MAX_KEY_CHARS} characters"
+        )
     return key
 
 
