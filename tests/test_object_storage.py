@@ -16,6 +16,7 @@ catalog, so the storage options a catalog hands out are proven to reach the data
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -367,3 +368,29 @@ async def test_a_cascading_namespace_drop_removes_its_tables_objects_only(
         assert (
             namespace[-1] not in (await ns.list_namespaces({"id": list(backend.root)})).namespaces
         )
+
+
+async def test_a_transaction_on_s3_is_described_and_altered_beside_the_table(
+    backend: Backend,
+) -> None:
+    """DescribeTransaction reads the commit from the bucket; AlterTransaction keeps its
+    alteration where pylance's directory does, in the table's ``_alter_transactions``."""
+    async with backend.connect() as ns:
+        namespace = await fresh_namespace(ns, backend, "txn")
+        table = [*namespace, "t"]
+        created = await ns.create_table({"id": table}, rows(3))
+        await ns.insert_into_table({"id": table}, rows(2, 3))
+        described = await ns.describe_transaction({"id": [*table, "2"]})
+        properties = described.properties.additional_properties
+        assert (described.status, properties["version"]) == ("SUCCEEDED", "2")
+        assert properties["operation"] == "Append"
+        with pytest.raises(errors.TransactionNotFoundError):
+            await ns.describe_transaction({"id": [*table, "3"]})
+
+        actions = [{"setPropertyAction": {"key": "reviewed", "value": "yes"}}]
+        await ns.alter_transaction({"id": [*table, properties["uuid"]], "actions": actions})
+        again = await ns.describe_transaction({"id": [*table, "2"]})
+        assert again.properties.additional_properties["reviewed"] == "yes"
+        key = f"{key_of(created.location)}/_alter_transactions/{properties['uuid']}.json"
+        kept = s3_client(backend.moto).get_object(Bucket=BUCKET, Key=key)["Body"].read()
+        assert json.loads(kept)["properties"] == {"reviewed": "yes"}
