@@ -403,8 +403,6 @@ async def test_pylance_records_versions_on_s3_through_create_table_version(
     and records it through our CreateTableVersion: S3's put-if-absent (``If-None-Match:
     *``) gives it its final name, once; a second record of a version is 14, changing
     nothing, and a staged manifest outside the table's ``_versions`` is 13."""
-    if backend.impl == "iceberg":
-        pytest.skip("an Iceberg table records versions through its catalog (managed_by=impl)")
     properties = {**backend.properties, "table_version_tracking_enabled": "true"}
     async with backend.connect() as ns:
         namespace = await fresh_namespace(ns, backend, "ver")
