@@ -328,18 +328,47 @@ def test_the_supervisor_restarts_dead_workers_with_backoff_and_tells_listeners(
 # -- a dead worker, SIGHUP -----------------------------------------------------------------------
 
 
-def test_a_killed_worker_is_started_again(tmp_path: Path) -> None:
+def _scraped(port: int, name: str, **labels: str) -> float:
+    """One sample of the supervisor's ``/metrics``, parsed by prometheus-client."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels == labels:
+                return float(sample.value)
+    return 0.0
+
+
+def test_a_killed_worker_is_started_again_and_the_metrics_count_every_worker(
+    tmp_path: Path,
+) -> None:
+    """The supervisor serves ``--metrics-port`` for all workers (prometheus-client's
+    multiprocess mode): requests answered by either worker are counted once each, and the
+    restart of a killed worker is counted."""
     root = tmp_path / "root"
     root.mkdir()
-    with serving(tmp_path, *_dir_args(root, "--workers", "2")) as served:
-        before = served.workers()
-        victim = min(before)
+    metrics = _free_port()
+    args = _dir_args(root, "--workers", "2", "--metrics-port", str(metrics))
+    with serving(tmp_path, *args) as served:
+        listed = "lance_ns_requests_total"
+        before = _scraped(metrics, listed, operation="ListNamespaces", status="200")
+        with httpx.Client() as client:  # one connection per call: both workers answer
+            for _ in range(20):
+                answer = client.get(
+                    f"{served.uri}/v1/namespace/%24/list", headers={"connection": "close"}
+                )
+                assert answer.status_code == 200
+        counted = _scraped(metrics, listed, operation="ListNamespaces", status="200")
+        assert counted - before == 20
+        victim = min(served.workers())
         os.kill(victim, signal.SIGKILL)
         _wait_for(
             lambda: len(served.workers()) == 2 and victim not in served.workers(),
             "the killed worker was not replaced",
         )
         assert "exited with status -9; restarting it" in served.stderr()
+        assert _scraped(metrics, "lance_ns_worker_restarts_total") == 1
         for _ in range(10):
             assert httpx.get(f"{served.uri}/v1/namespace/%24/list").status_code == 200
 
