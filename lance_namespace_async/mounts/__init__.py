@@ -13,11 +13,10 @@ as strings), so it imports none of them.
 from __future__ import annotations
 
 from ._config import MOUNT_NAME, MountsConfig, flatten_mounts, split_mounts
-from ._namespace import MountHealth, MountNamespace
+from ._namespace import MountNamespace
 
 __all__ = [
     "MOUNT_NAME",
-    "MountHealth",
     "MountNamespace",
     "MountsConfig",
     "flatten_mounts",

@@ -27,7 +27,6 @@ characters) are InvalidInput, not NotFound, in the first place of an id.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Self
@@ -36,10 +35,12 @@ import anyio
 import attrs
 
 from .. import errors, models
-from .._core.base import OPERATIONS, AsyncLanceNamespace, Operation
+from .._core.base import OPERATIONS, AsyncLanceNamespace, Operation, checked_call
 from .._core.identifiers import validate_name
 from .._core.modes import CREATE_MODES, DROP_MODES, parse_mode
 from .._core.paging import check_limit, page_of, token_of
+from .._core.pipeline_hook import is_job_id
+from .._core.readiness import DEFAULT_READY_TIMEOUT, PartReadiness, probe_part
 from .._core.registry import connect
 from ._config import (
     IMPL_KEY,
@@ -52,7 +53,7 @@ from ._config import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["MountHealth", "MountNamespace"]
+__all__ = ["MountNamespace"]
 
 _NAMESPACE_OPERATIONS = frozenset(
     {
@@ -74,16 +75,6 @@ _TOKEN_SEPARATOR = ":"
 
 
 @attrs.frozen
-class MountHealth:
-    """One mount's answer to a cheap call (ListNamespaces of its root, one name): ``ready``
-    when it answered within the deadline; else ``error`` says why (type and protocol
-    code, never a value of its configuration)."""
-
-    ready: bool
-    seconds: float
-    error: str | None = None
-
-
 class _ListOperations:
     """``list_operations()``: on the class every operation (each is routed); on an
     instance those at least one mount supports. One a mount lacks answers code 0 there,
@@ -179,23 +170,20 @@ class MountNamespace(AsyncLanceNamespace):
         if failure is not None:
             raise failure
 
-    async def mount_health(self, timeout: float = 2.0) -> dict[str, MountHealth]:
-        """Each mount's readiness, asked concurrently, each within ``timeout`` seconds."""
-        found: dict[str, MountHealth] = {}
+    def readiness_parts(self) -> Mapping[str, AsyncLanceNamespace]:
+        """The mounts, each probed and reported on its own by the server's ``/readyz``
+        (``_core.readiness.ReadinessParts``)."""
+        return self.mounts
+
+    async def mount_health(
+        self, timeout: float = DEFAULT_READY_TIMEOUT
+    ) -> dict[str, PartReadiness]:
+        """Each mount's readiness (``/readyz``'s check), asked concurrently, each within
+        ``timeout`` seconds, by mount name."""
+        found: dict[str, PartReadiness] = {}
 
         async def probe(name: str, backend: AsyncLanceNamespace) -> None:
-            started = time.monotonic()
-            error: str | None = None
-            try:
-                with anyio.fail_after(timeout):
-                    await backend.list_namespaces(models.ListNamespacesRequest(id=[], limit=1))
-            except TimeoutError:
-                error = f"no answer within {timeout:g} s"
-            except errors.LanceNamespaceError as exc:
-                error = f"{type(exc).__name__} (code {exc.code})"
-            except Exception as exc:
-                error = type(exc).__name__
-            found[name] = MountHealth(error is None, time.monotonic() - started, error)
+            found[name] = await probe_part(name, backend, timeout)
 
         async with anyio.create_task_group() as group:
             for name, backend in self._mounts.items():
@@ -251,8 +239,7 @@ def _ids(value: Any) -> tuple[str, ...]:
 
 
 def _twin(backend: AsyncLanceNamespace, method: str) -> Callable[..., Any]:
-    twin: Callable[..., Any] = getattr(backend, f"_{method}")
-    return twin
+    return checked_call(backend, method)
 
 
 def _response(operation: Operation, body: Mapping[str, Any]) -> Any:
@@ -281,6 +268,8 @@ def _table_route(operation: Operation) -> Callable[..., Any]:
     method = operation.method
 
     async def route(self: MountNamespace, request: Any, *data: Any) -> Any:
+        if method in _TRANSACTIONS and len(_ids(request.id)) == 1 and is_job_id(request):
+            return await _job_of_any_mount(self, method, request)
         mount, backend, inner = self._table_target(_ids(request.id), method)
         changes: dict[str, Any] = {"id": inner}
         if method == "rename_table":
@@ -292,6 +281,19 @@ def _table_route(operation: Operation) -> Callable[..., Any]:
         return answer if field is None else _prefixed(answer, field, mount)
 
     return route
+
+
+async def _job_of_any_mount(self: MountNamespace, method: str, request: Any) -> Any:
+    """A job named by its id alone (``[lna-job-...]``, as the starting call answered it):
+    the mount whose job it is answers; job ids are random, so at most one has it."""
+    for backend in self._mounts.values():
+        if not backend.stores_tables and backend.impl_name != "rest":
+            continue
+        try:
+            return await _twin(backend, method)(request)
+        except (errors.TransactionNotFoundError, errors.UnsupportedOperationError):
+            continue
+    raise errors.TransactionNotFoundError(f"no mount has job {request.id[0]!r}")
 
 
 def _same_mount(mount: str, target: tuple[str, ...], what: str) -> list[str]:

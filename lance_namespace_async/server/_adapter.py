@@ -13,10 +13,12 @@ import hmac
 import logging
 import re
 import traceback
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
 from .. import errors
+from .._core import observe
 from .._core.arrow_data import ArrowData
 from .._core.arrow_guard import DEFAULT_MAX_DECODED_BODY_BYTES, checked_body
 from .._core.identifiers import DEFAULT_DELIMITER, parse_identifier
@@ -153,6 +155,8 @@ class _Adapter:
         self.max_body_bytes = max_body_bytes
         self.expose_storage_options = expose_storage_options
         self.expose_vended_credentials = expose_vended_credentials
+        #: metrics and spans of each request (``server._observe``), when on
+        self.observer: Callable[..., Awaitable[Response]] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan is Starlette's; websockets are not ours
@@ -165,19 +169,50 @@ class _Adapter:
             else quote(scope["path"], safe="/")
         )
         log = self.access_log
+        observer = self.observer
         if log is None:
-            response = await self._answer(request, path)
-            await response(scope, receive, send)
+            if observer is None:
+                response = await self._answer(request, path)
+                await response(scope, receive, send)
+                return
+            await observer(
+                self, request, path, scope, self._sender(request, path, scope, receive, send)
+            )
             return
         exchange = log.begin(scope, receive, send)
         request = Request(scope, exchange.receive)
         answered: Response | None = None
+        answer = self._sender(
+            request, path, scope, exchange.receive, exchange.send, exchange.request_id
+        )
         try:
-            answered = await self._answer(request, path)
-            answered.raw_headers.append((b"x-request-id", exchange.request_id.encode()))
-            await answered(scope, exchange.receive, exchange.send)
+            if observer is None:
+                answered = await answer()
+            else:
+                answered = await observer(self, request, path, scope, answer)
         finally:
             log.finish(exchange, scope, path, answered)
+
+    def _sender(
+        self,
+        request: Request,
+        path: str,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        request_id: str | None = None,
+    ) -> Callable[[], Awaitable[Response]]:
+        """The request answered and sent (with its request id when logged): what the
+        observer (metrics, spans) wraps."""
+
+        async def answer() -> Response:
+            response = await self._answer(request, path)
+            if request_id is not None:
+                response.raw_headers.append((b"x-request-id", request_id.encode()))
+            await response(scope, receive, send)
+            return response
+
+        return answer
 
     async def _answer(self, request: Request, path: str) -> Response:
         if path not in HEALTH_PATHS:
@@ -418,4 +453,5 @@ class _Adapter:
         return raw
 
     def _too_large(self) -> _PayloadTooLargeError:
+        observe.refused(413, "max_body_bytes")
         return _PayloadTooLargeError(f"request body larger than {self.max_body_bytes} bytes")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import socket
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import errors
 from .._core.arrow_guard import DEFAULT_MAX_DECODED_BODY_BYTES, check_decoded_limit
@@ -31,6 +32,7 @@ from ._storage_workers import (
 
 if TYPE_CHECKING:
     from .._core.base import AsyncLanceNamespace
+    from ._observe import RequestObserver
 
 logger = logging.getLogger("lance_namespace_async.server")
 
@@ -49,6 +51,8 @@ def create_app(
     request_limits: RequestLimits | None = None,
     ready_timeout: float = DEFAULT_READY_TIMEOUT,
     access_log: AccessLog | None = None,
+    metrics: bool = False,
+    tracer_provider: Any = None,
 ) -> Starlette:
     """The ASGI application serving ``namespace`` as a Lance REST Namespace.
 
@@ -91,6 +95,12 @@ def create_app(
     ``/readyz`` is 503 unless every part of the backend answers a cheap call within
     ``ready_timeout`` seconds. ``access_log`` (started and closed by its owner; ``serve``
     does both) gets one JSON line per request (``server._access_log``).
+
+    ``metrics`` counts and times every request and backend call in this process's
+    Prometheus metrics (``server._metrics``; :func:`serve`'s ``metrics_port`` serves
+    them). Spans are made when an OpenTelemetry ``TracerProvider`` is set globally
+    (``server._tracing``; :func:`serve` sets one up from the ``OTEL_*`` variables) or given
+    as ``tracer_provider``.
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
         raise errors.InvalidInputError("max_body_bytes must be an integer")
@@ -120,6 +130,9 @@ def create_app(
         health,
         access_log,
     )
+    if not isinstance(metrics, bool):
+        raise errors.InvalidInputError("metrics must be a boolean")
+    adapter.observer = _observer(metrics, tracer_provider)
     app = _AdapterApp(adapter)
     app.state.namespace = namespace
     app.state.health = health  # another listener (a metrics port) serves the same checks
@@ -127,6 +140,21 @@ def create_app(
 
     warn_if_unconfined(namespace)  # a client must not reach storage outside its root
     return app
+
+
+def _observer(metrics: bool, tracer_provider: Any) -> RequestObserver | None:
+    """What observes each request: metrics when asked, spans when a tracer is set."""
+    from ._tracing import listen_to_backend_calls, tracer
+
+    spans = tracer(tracer_provider)
+    if not metrics and spans is None:
+        return None
+    from ._metrics import server_metrics
+    from ._observe import RequestObserver
+
+    if spans is not None:
+        listen_to_backend_calls(spans)
+    return RequestObserver(server_metrics() if metrics else None, spans)
 
 
 class _AdapterApp(Starlette):
@@ -190,8 +218,12 @@ def serve(
     log_level: str = "info",
     max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
     storage_workers: StorageWorkerLimits | StorageWorkers | None = None,
+    sockets: list[socket.socket] | None = None,
     ready_timeout: float = DEFAULT_READY_TIMEOUT,
     access_log: AccessLog | None = None,
+    metrics_port: int | None = None,
+    metrics_host: str = "127.0.0.1",
+    metrics: bool | None = None,
 ) -> None:
     """Run the adapter with uvicorn until interrupted (blocking).
 
@@ -216,12 +248,32 @@ def serve(
     caller's to close). On SIGTERM, requests get a short grace to finish, then the
     workers still running are killed.
 
+    ``sockets``: listening sockets to serve on instead of binding ``host``/``port``
+    (the serving processes of ``lance-ns serve --workers N`` share the supervisor's).
+
     ``ready_timeout`` and ``access_log`` are :func:`create_app`'s; ``serve`` starts the
     access log and closes it (its queued lines written) on shutdown.
+
+    ``metrics_port`` serves Prometheus metrics at ``/metrics`` on ``metrics_host`` (loopback
+    by default), a port apart from the API's (``server._metrics``); ``metrics`` (default:
+    whether ``metrics_port`` is given) counts without serving them, for a worker process whose
+    supervisor serves the metrics of all (``PROMETHEUS_MULTIPROC_DIR``). Traces are on when
+    the ``OTEL_*`` environment variables ask for them (``server._tracing``).
     """
     from .._core.base import AsyncLanceNamespace
     from .._core.registry import connect
     from ._serving import served_properties
+    from ._tracing import configure_from_environment
+
+    if metrics_port is not None and (
+        isinstance(metrics_port, bool)
+        or not isinstance(metrics_port, int)
+        or not 0 < metrics_port < 65536
+    ):
+        raise errors.InvalidInputError("metrics_port must be a TCP port (1-65535) or None")
+    if metrics is not None and not isinstance(metrics, bool):
+        raise errors.InvalidInputError("metrics must be a boolean or None")
+    configure_from_environment()  # before the app: it looks for a tracer
 
     if limits is None:
         limits = ServerLimits()
@@ -254,23 +306,41 @@ def serve(
         request_limits=request_limits,
         ready_timeout=ready_timeout,
         access_log=access_log,
+        metrics=metrics_port is not None if metrics is None else metrics,
     )
+    metrics_server = None
+    if metrics_port is not None:
+        from ._metrics import start_metrics_server
+
+        try:
+            metrics_server = start_metrics_server(metrics_host, metrics_port)
+        except BaseException:  # the port taken: nothing served, so nothing left running
+            if workers is not None and owned_workers:
+                workers.close()
+            if owned:
+                asyncio.run(namespace.aclose())
+            raise
     if auth_token is None and not _is_loopback(host):
         logger.warning("serving on %s without authentication: anyone can reach it", host)
-    asyncio.run(
-        _serve(
-            app,
-            namespace,
-            owned,
-            limits=limits,
-            max_body_bytes=max_body_bytes,
-            host=host,
-            port=port,
-            log_level=log_level,
-            workers=(workers, owned_workers),
-            access_log=access_log,
+    try:
+        asyncio.run(
+            _serve(
+                app,
+                namespace,
+                owned,
+                limits=limits,
+                max_body_bytes=max_body_bytes,
+                host=host,
+                port=port,
+                log_level=log_level,
+                workers=(workers, owned_workers),
+                sockets=sockets,
+                access_log=access_log,
+            )
         )
-    )
+    finally:
+        if metrics_server is not None:
+            metrics_server.shutdown()
 
 
 async def _serve(
@@ -284,6 +354,7 @@ async def _serve(
     port: int,
     log_level: str,
     workers: tuple[StorageWorkers | None, bool] = (None, False),
+    sockets: list[socket.socket] | None = None,
     access_log: AccessLog | None = None,
 ) -> None:
     try:
@@ -309,7 +380,7 @@ async def _serve(
     if access_log is not None:
         access_log.start()
     try:
-        await server.serve()
+        await server.serve(sockets=sockets)
     finally:
         if access_log is not None:
             access_log.close()

@@ -45,6 +45,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from .. import errors
+from .._core import observe
 
 if TYPE_CHECKING:
     from ._limits import ServerLimits
@@ -257,7 +258,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     # -- refusals ---------------------------------------------------------------------------
 
     def _refused(self, status: int, what: str) -> None:
-        """Tell ``on_refusal`` (the access log) of a refusal; never raises."""
+        """Count a refusal (metrics) and tell ``on_refusal`` (the access log); never raises."""
+        observe.refused(status, what)
         hook = self.on_refusal
         if hook is None:
             return

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import errors
+from .._core import observe
 from .._storage.worker_process import (
     _MEMORY_EXIT,
     _initialize_worker,
@@ -314,10 +315,22 @@ class StorageWorkers:
         ``receive`` says the client disconnected (the work is killed then)."""
         limits = self.limits
         if self._admitted >= limits.workers + limits.max_queued:
+            observe.refused(503, "storage_queue")
             raise errors.ServiceUnavailableError(
                 f"the server is busy: {self._admitted} storage requests are running or "
                 "waiting; retry later"
             )
+        with observe.backend_call("storage_workers", "storage_worker", method):
+            return await self._call(method, body, data, receive)
+
+    async def _call(
+        self,
+        method: str,
+        body: dict[str, Any],
+        data: ArrowData | None,
+        receive: Callable[[], Awaitable[Any]] | None,
+    ) -> Any:
+        limits = self.limits
         payload = data.to_bytes() if data is not None else None
         self._admitted += 1
         work = asyncio.ensure_future(self._run(method, body, payload))
