@@ -138,7 +138,9 @@ def _open(facade: SyncLanceNamespace, table_id: Sequence[str], version: int | No
     import lance
 
     try:
-        return lance.dataset(namespace_client=facade, table_id=list(table_id), version=version)
+        return lance.dataset(
+            namespace_client=_client(facade), table_id=list(table_id), version=version
+        )
     except errors.LanceNamespaceError:
         raise
     except ValueError as exc:
@@ -147,6 +149,12 @@ def _open(facade: SyncLanceNamespace, table_id: Sequence[str], version: int | No
                 f"version {version} of table {list(table_id)!r} not found"
             ) from None
         raise
+
+
+def _client(facade: SyncLanceNamespace) -> Any:
+    """The facade as pylance's namespace client (it is one; pylance's stubs name
+    their own base class)."""
+    return facade
 
 
 def computed_expression(field: pa.Field) -> str | None:
@@ -200,8 +208,7 @@ def _udfs_refused(ns: AsyncLanceNamespace, name: str) -> errors.UnsupportedOpera
             f"this catalog refuses (the operator enables it with {ALLOW_UDFS}=true)"
         )
     return errors.UnsupportedOperationError(
-        f"new column {name!r}: virtual_column UDFs are not built yet; "
-        "use a computed SQL expression"
+        f"new column {name!r}: virtual_column UDFs are not built yet; use a computed SQL expression"
     )
 
 
@@ -275,7 +282,9 @@ async def plan_backfill(ns: AsyncLanceNamespace, request: Any) -> dict[str, Any]
     return job
 
 
-def _plan(facade: SyncLanceNamespace, job: Mapping[str, Any], version: int | None) -> dict[str, Any]:
+def _plan(
+    facade: SyncLanceNamespace, job: Mapping[str, Any], version: int | None
+) -> dict[str, Any]:
     """The column's expression and the pinned read version, checked against the table."""
     dataset = _open(facade, job["id"], version)
     column = job["column"]
@@ -318,7 +327,8 @@ def run_backfill(control: JobControl, request: Mapping[str, Any]) -> int:
     Returns the version of the last commit (the current one when nothing was left)."""
     facade = control.namespace()
     table_id = list(request["id"])
-    read = _open(facade, table_id, int(request["read_version"]))
+    read_version = int(request["read_version"])
+    read = _open(facade, table_id, read_version)
     fragments = sorted(int(fragment.fragment_id) for fragment in read.get_fragments())
     if request.get("num_frags"):
         fragments = fragments[: int(request["num_frags"])]
@@ -349,16 +359,28 @@ def run_backfill(control: JobControl, request: Mapping[str, Any]) -> int:
             for pairs in context.parallelize(tasks, slices).map(fill).collect()
             for pair in pairs
         ]
-        version = _commit(facade, table_id, written)
+        version = _commit(facade, table_id, read_version, written)
         done.update(group)
         control.checkpoint({DONE: ",".join(str(f) for f in sorted(done))})
         control.progress(len(done.intersection(fragments)), total)
     return version
 
 
-def _commit(facade: SyncLanceNamespace, table_id: list[str], written: list[tuple[int, str]]) -> int:
-    """One DataReplacement of the written files, through the namespace."""
+def _commit(
+    facade: SyncLanceNamespace,
+    table_id: list[str],
+    read_version: int,
+    written: list[tuple[int, str]],
+) -> int:
+    """One DataReplacement of the written files, through the namespace.
+
+    Committed as read at ``read_version``, so Lance checks it against every commit since
+    the rows were read: appends and deletes rebase (appended rows stay null; deleted
+    rows stay deleted), a rewrite of a filled fragment's rows (update, merge-insert)
+    preempts it, which is a ConcurrentModificationError (the table keeps its last
+    commit; a new backfill reads the latest version)."""
     import lance
+    from lance.commit import CommitConflictError
     from lance.fragment import DataFile
 
     described = facade.describe_table({"id": table_id})
@@ -371,16 +393,30 @@ def _commit(facade: SyncLanceNamespace, table_id: list[str], written: list[tuple
         for fragment_id, name in written
     ]
     options = _storage_options(described)
-    committed = lance.LanceDataset.commit(
-        str(described.location),
-        lance.LanceOperation.DataReplacement(groups),
-        read_version=int(latest.version),
-        storage_options=options or None,
-        namespace_client=facade if managed else None,
-        table_id=table_id if managed else None,
-        namespace_client_managed_versioning=managed,
-    )
+    try:
+        committed = lance.LanceDataset.commit(
+            str(described.location),
+            lance.LanceOperation.DataReplacement(groups),
+            read_version=read_version,
+            storage_options=options or None,
+            namespace_client=_client(facade) if managed else None,
+            table_id=table_id if managed else None,
+            namespace_client_managed_versioning=managed,
+        )
+    except CommitConflictError as exc:
+        _delete_files(str(described.location), [name for _, name in written])
+        raise errors.ConcurrentModificationError(
+            f"backfill of table {table_id!r}: rows read at version {read_version} were "
+            f"rewritten since ({_lance_message(exc)}); backfill again to read the latest"
+        ) from None
     return int(committed.version)
+
+
+def _delete_files(location: str, names: list[str]) -> None:
+    """Files of a commit that never happened: nothing references them."""
+    from ..spark._job_files import delete_data_files
+
+    delete_data_files(location, names)
 
 
 def _storage_options(described: Any) -> dict[str, str]:
