@@ -220,7 +220,10 @@ def _add_computed(facade: SyncLanceNamespace, table_id: list[str], columns: dict
             f"table {table_id!r} already has column(s) {taken}; pick other names"
         )
     try:  # planned on zero rows: types found, nothing computed
-        planned = dataset.scanner(columns=dict(columns), limit=0).projected_schema
+        # (the row address: a scan of constants alone needs a column)
+        planned = dataset.scanner(
+            columns=dict(columns), limit=0, with_row_address=True
+        ).projected_schema
     except (ValueError, OSError, RuntimeError, NotImplementedError) as exc:
         raise _sql_error(exc, f"computed column(s) {sorted(columns)}") from None
     fields = []
@@ -303,7 +306,9 @@ def _plan(
     if job.get("where") is not None:
         projection["match"] = job["where"]
     try:
-        planned = dataset.scanner(columns=projection, limit=0).projected_schema
+        planned = dataset.scanner(
+            columns=projection, limit=0, with_row_address=True
+        ).projected_schema
     except (ValueError, OSError, RuntimeError, NotImplementedError) as exc:
         raise _sql_error(exc, f"backfill of {column!r}") from None
     if "match" in projection and not pa.types.is_boolean(planned.field("match").type):
@@ -469,7 +474,7 @@ def _compute(fragment: Any, field: pa.Field, spec: Mapping[str, Any]) -> pa.Arra
     deleted = fragment.count_rows() != physical
     table = fragment.scanner(
         columns=projection,
-        with_row_address=deleted,
+        with_row_address=True,  # a scan of constants alone needs a column
         batch_size=spec.get("checkpoint_size"),
     ).to_table()
     values = table.column("value").cast(field.type)
