@@ -40,6 +40,7 @@ from urllib.parse import quote
 import attrs
 
 from . import errors
+from ._core import pipeline_hook
 from ._core.arrow_json import spark_type
 from ._core.config import mask_url_userinfo, parse_bool, parse_positive_int, prop
 from ._core.identifiers import Identifier, validate_identifier
@@ -119,6 +120,8 @@ class UnityConfig(HttpConfig):
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     table_storage_options: frozenset[str] | None = table_storage_options_prop()
     confine_storage: bool = confine_storage_prop()
+    spark_clusters: dict[str, str] = pipeline_hook.spark_clusters_prop()
+    job_heartbeat_timeout: float = pipeline_hook.job_heartbeat_timeout_prop()
     table_version_tracking_enabled: bool = table_version_tracking_prop()
     allowed_locations: tuple[str, ...] = allowed_locations_prop()
     worker_threads: int = prop(default=8, parse=parse_positive_int)

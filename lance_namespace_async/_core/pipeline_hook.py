@@ -22,6 +22,8 @@ import importlib.util
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+from .config import prop
+
 #: a job's transaction id starts with this (``lna-job-`` then hex digits)
 JOB_ID_PREFIX: Final = "lna-job-"
 
@@ -72,3 +74,31 @@ def handler(method: str) -> Callable[[Any, Any], Awaitable[Any]]:
     service = importlib.import_module("lance_namespace_async.pipeline._service")
     found: Callable[[Any, Any], Awaitable[Any]] = getattr(service, method)
     return found
+
+
+def spark_clusters_prop() -> Any:
+    """``spark_cluster.<name>=<master>``: the Spark clusters a job's ``cluster`` names
+    (``default`` is ``local[2]`` unless set; ``active`` is the SparkSession of this
+    process when it is a Spark driver). Declared by every storage backend."""
+    return prop(
+        prefix="spark_cluster.",
+        doc="spark_cluster.<name>=<master URL>: a Spark cluster jobs may run on "
+        "(default: local[2]; 'active': this process's SparkSession)",
+    )
+
+
+def _positive_seconds(value: str) -> float:
+    seconds = float(value.strip())
+    if not seconds > 0 or seconds != seconds or seconds == float("inf"):
+        raise ValueError("expected a positive number of seconds")
+    return seconds
+
+
+def job_heartbeat_timeout_prop() -> Any:
+    """``job_heartbeat_timeout``: seconds after which a queued or running job whose
+    driver stopped stamping its record is reported FAILED (30)."""
+    return prop(
+        default=30.0,
+        parse=_positive_seconds,
+        doc="seconds without a heartbeat after which a job is reported failed (30)",
+    )

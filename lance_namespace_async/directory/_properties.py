@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from .. import errors
+from .._core import pipeline_hook
 from .._core.config import (
     BackendConfig,
     parse_bool,
@@ -98,6 +99,8 @@ class DirectoryConfig(BackendConfig):
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     table_storage_options: frozenset[str] | None = table_storage_options_prop()
     confine_storage: bool = confine_storage_prop()
+    spark_clusters: dict[str, str] = pipeline_hook.spark_clusters_prop()
+    job_heartbeat_timeout: float = pipeline_hook.job_heartbeat_timeout_prop()
     allowed_locations: tuple[str, ...] = allowed_locations_prop()
 
     def rust_properties(self, root: str) -> dict[str, str]:

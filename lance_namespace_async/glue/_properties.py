@@ -11,6 +11,7 @@ from __future__ import annotations
 import attrs
 
 from .. import errors
+from .._core import pipeline_hook
 from .._core.config import (
     BackendConfig,
     call_timeout_prop,
@@ -53,6 +54,8 @@ class GlueConfig(BackendConfig):
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     table_storage_options: frozenset[str] | None = table_storage_options_prop()
     confine_storage: bool = confine_storage_prop()
+    spark_clusters: dict[str, str] = pipeline_hook.spark_clusters_prop()
+    job_heartbeat_timeout: float = pipeline_hook.job_heartbeat_timeout_prop()
     table_version_tracking_enabled: bool = table_version_tracking_prop()
     allowed_locations: tuple[str, ...] = allowed_locations_prop()
     child_catalogs: bool | None = prop(

@@ -6,6 +6,7 @@ from urllib.parse import urlparse
 
 import attrs
 
+from .._core import pipeline_hook
 from .._core.config import (
     BackendConfig,
     call_timeout_prop,
@@ -45,6 +46,8 @@ class HiveConfig(BackendConfig):
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     table_storage_options: frozenset[str] | None = table_storage_options_prop()
     confine_storage: bool = confine_storage_prop()
+    spark_clusters: dict[str, str] = pipeline_hook.spark_clusters_prop()
+    job_heartbeat_timeout: float = pipeline_hook.job_heartbeat_timeout_prop()
     table_version_tracking_enabled: bool = table_version_tracking_prop()
     allowed_locations: tuple[str, ...] = allowed_locations_prop()
     pool_size: int = prop(default=8, parse=parse_positive_int)

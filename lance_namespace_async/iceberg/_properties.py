@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import attrs
 
+from .._core import pipeline_hook
 from .._core.config import mask_url_userinfo, parse_bool, parse_positive_int, prop
 from .._storage.places import (
     allowed_locations_prop,
@@ -41,6 +42,8 @@ class IcebergConfig(HttpConfig):
     drop_allowed_locations: tuple[str, ...] = drop_allowed_locations_prop()
     table_storage_options: frozenset[str] | None = table_storage_options_prop()
     confine_storage: bool = confine_storage_prop()
+    spark_clusters: dict[str, str] = pipeline_hook.spark_clusters_prop()
+    job_heartbeat_timeout: float = pipeline_hook.job_heartbeat_timeout_prop()
     table_version_tracking_enabled: bool = table_version_tracking_prop()
     allowed_locations: tuple[str, ...] = allowed_locations_prop()
     iceberg_tooling: bool = prop(default=False, parse=parse_bool)

@@ -1,0 +1,148 @@
+"""The named Spark clusters of a backend, and this process's drivers for them.
+
+A backend's ``spark_cluster.<name>=<master>`` properties name the clusters a request's
+``cluster`` may pick (``default`` is ``local[2]`` unless configured); ``active`` (or a
+cluster configured as ``active``) is the SparkSession of this very process, for a library
+running inside a Spark driver. An unknown name is InvalidInput and starts nothing.
+
+Every other master gets one driver process per library process (``_driver``), started on
+its first job and shared by every backend instance here, so the JVM's start is paid once.
+The driver's stdin is its owner's pipe: when this process exits, the pipe closes and the
+driver fails its running jobs and exits with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from .. import errors
+from ._runner import JobRunner
+
+DEFAULT_CLUSTER = "default"
+DEFAULT_MASTER = "local[2]"
+ACTIVE = "active"
+
+
+@attrs.frozen
+class Cluster:
+    name: str
+    #: a Spark master URL, or ``active`` for this process's SparkSession
+    master: str
+
+
+def clusters_of(config: Any) -> dict[str, str]:
+    """The clusters a backend's configuration names (with ``default``)."""
+    configured: Mapping[str, str] = getattr(config, "spark_clusters", None) or {}
+    found = {DEFAULT_CLUSTER: DEFAULT_MASTER, **configured}
+    return {name: master.strip() for name, master in found.items()}
+
+
+def resolve(config: Any, name: str | None) -> Cluster:
+    """The cluster ``name`` (None: ``default``) picks, or InvalidInput."""
+    chosen = DEFAULT_CLUSTER if name is None else name
+    known = clusters_of(config)
+    if chosen == ACTIVE and ACTIVE not in known:
+        return Cluster(ACTIVE, ACTIVE)
+    master = known.get(chosen)
+    if master is None:
+        raise errors.InvalidInputError(
+            f"unknown cluster {chosen!r}: this backend runs jobs on "
+            f"{', '.join(sorted(known))} (configure more with spark_cluster.<name>=<master>)"
+        )
+    if not master:
+        raise errors.InvalidInputError(f"cluster {chosen!r} has an empty master URL")
+    return Cluster(chosen, master)
+
+
+class _Driver:
+    """One driver process, fed JSON lines on its stdin."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        env = dict(os.environ)
+        # the driver imports what its owner can (job bodies registered by the owner)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        env.setdefault("PYSPARK_PYTHON", sys.executable)
+        if cluster.master.startswith("local"):
+            env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        log = os.environ.get("LNA_JOBS_DRIVER_LOG")
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "lance_namespace_async.pipeline._driver",
+                cluster.master,
+                f"lna-jobs-{cluster.name}",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=open(log, "ab") if log else subprocess.DEVNULL,  # noqa: SIM115
+            env=env,
+            text=True,
+            start_new_session=True,
+        )
+        self.lock = threading.Lock()
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        stdin = self.process.stdin
+        assert stdin is not None
+        with self.lock:
+            stdin.write(json.dumps(message) + "\n")
+            stdin.flush()
+
+
+class _InProcess:
+    """The ``active`` cluster: a runner on this process's own SparkSession."""
+
+    def __init__(self) -> None:
+        self.runner = JobRunner(_active_session)
+        self.process_id = os.getpid()
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        self.runner.submit(message)
+
+
+def _active_session() -> Any:
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    if session is None:
+        raise errors.InvalidInputError("cluster 'active': this process has no SparkSession")
+    return session
+
+
+_drivers: dict[str, _Driver] = {}
+_in_process: _InProcess | None = None
+_lock = threading.Lock()
+
+
+def driver_for(cluster: Cluster) -> tuple[int, Any]:
+    """``(pid, handle)`` of the driver that runs ``cluster``'s jobs, started if needed
+    (a driver that died is replaced). ``handle.send(message)`` hands it a job."""
+    global _in_process
+    with _lock:
+        if cluster.master == ACTIVE:
+            _active_session()  # refuse now, before a record is written
+            if _in_process is None:
+                _in_process = _InProcess()
+            return _in_process.process_id, _in_process
+        driver = _drivers.get(cluster.master)
+        if driver is None or not driver.alive():
+            driver = _drivers[cluster.master] = _Driver(cluster)
+        return driver.process.pid, driver
+
+
+def driver_processes() -> dict[str, int]:
+    """The live driver processes of this process, master → pid (for tests and ops)."""
+    with _lock:
+        return {m: d.process.pid for m, d in _drivers.items() if d.alive()}

@@ -1,0 +1,76 @@
+"""A cluster's Spark driver: a child process of the library, one per cluster it uses.
+
+Why a process of its own: Spark allows one SparkContext per process, a job's master is
+chosen per request (``cluster``), and the JVM must not live in a server's event loop or
+die with one crashed job. The driver starts its SparkSession at once (the JVM's start is
+paid while the first job is queued), runs each job in a thread of its own under a Spark
+job group (``_runner``), and reads its owner's orders as JSON lines on stdin; when stdin
+closes (the owner exited, however it exited) it fails its running jobs and exits.
+
+Run as ``python -m lance_namespace_async.pipeline._driver <master> <app name>``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import warnings
+from typing import Any
+
+from ._runner import JobRunner
+
+
+def build_session(master: str, app_name: str) -> Any:
+    """The driver's SparkSession on ``master`` (UI off, bound to loopback when local)."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master(master).appName(app_name)
+    builder = builder.config("spark.ui.enabled", "false")
+    builder = builder.config("spark.ui.showConsoleProgress", "false")
+    if master.startswith("local"):
+        builder = builder.config("spark.driver.bindAddress", "127.0.0.1")
+        builder = builder.config("spark.sql.shuffle.partitions", "4")
+    with warnings.catch_warnings():
+        # pyspark forks + execs java; the child never touches lance
+        warnings.filterwarnings("ignore", "lance is not fork-safe", UserWarning)
+        session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def main(argv: list[str]) -> int:
+    master, app_name = argv[0], argv[1]
+    ready = threading.Event()
+    holder: dict[str, Any] = {}
+
+    def start() -> None:
+        try:
+            holder["spark"] = build_session(master, app_name)
+        except BaseException as exc:
+            holder["error"] = exc
+        finally:
+            ready.set()
+
+    def get_spark() -> Any:
+        ready.wait()
+        if "error" in holder:
+            raise holder["error"]
+        return holder["spark"]
+
+    threading.Thread(target=start, name="lna-spark-start", daemon=True).start()
+    runner = JobRunner(get_spark)
+    for line in sys.stdin:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if message.get("op") == "run":
+            runner.submit(message)
+    runner.stop(f"the job's driver (cluster {app_name}) stopped: its owner process exited")
+    os._exit(0)  # the JVM's threads must not keep a dead owner's driver alive
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
