@@ -187,7 +187,12 @@ def test_a_computed_column_backfilled_on_spark_equals_what_pylance_computes(
     assert set(values(place.dataset()).values()) == {None}  # added, not computed
 
     job = place.plan(commit_granularity=2)
-    assert job["read_version"] == added
+    assert job == {
+        "id": place.table,
+        "column": "y",
+        "commit_granularity": 2,
+        "expression": EXPRESSION,
+    }
     seen: list[tuple[int, int]] = []
     control = place.control(spark, on_progress=lambda done, total: seen.append((done, total)))
     try:
@@ -197,7 +202,7 @@ def test_a_computed_column_backfilled_on_spark_equals_what_pylance_computes(
 
     assert version == added + 3  # five fragments, two a commit
     assert seen == [(0, 5), (2, 5), (4, 5), (5, 5)]
-    assert control.checkpoints == {backfill.DONE: "0,1,2,3,4"}
+    assert control.checkpoints == {backfill.DONE: "0,1,2,3,4", backfill.READ_AT: str(added)}
     dataset = place.dataset()
     assert dataset.version == version
     assert values(dataset) == expected(dataset)
@@ -250,7 +255,7 @@ def test_a_cancelled_backfill_leaves_its_last_commit_and_a_resumed_one_completes
     assert dataset.version == added + 1  # one commit, nothing of the second group
     filled = {x: y for x, y in values(dataset).items() if y is not None}
     assert filled == {x: e for x, e in expected(dataset).items() if x < 20}
-    assert control.checkpoints == {backfill.DONE: "0,1"}
+    assert control.checkpoints == {backfill.DONE: "0,1", backfill.READ_AT: str(added)}
     assert dir_place.dataset(added).to_table().num_rows == ROWS  # the previous one too
 
     resumed = dir_place.control(spark, checkpoints=dict(control.checkpoints))
@@ -304,7 +309,8 @@ def test_rows_deleted_during_a_backfill_stay_deleted(dir_place: Place, spark: Sp
     _during_backfill(dir_place, spark, lambda dataset: dataset.delete("x IN (1, 45)"))
     dataset = dir_place.dataset()
     got = values(dataset)
-    assert 1 not in got and 45 not in got
+    assert 1 not in got
+    assert 45 not in got
     assert got == expected(dataset)
 
 
@@ -394,3 +400,84 @@ def test_a_refused_backfill_changes_nothing(
     with pytest.raises(error, match=match):
         dir_place.plan(**fields)
     assert dir_place.dataset().version == before
+
+
+# -- as a job, through the API (the runner on this module's SparkSession: cluster "active") ----
+
+
+@pytest.fixture
+def active(spark: SparkSession, monkeypatch: pytest.MonkeyPatch) -> SparkSession:
+    """This module's session as cluster ``active`` from every thread.
+
+    PySpark's getActiveSession is per thread, and the runner looks from its own; until
+    ``pipeline._clusters`` falls back to the process's session, the test says which it
+    is (the session itself is real)."""
+    monkeypatch.setattr(SparkSession, "getActiveSession", classmethod(lambda cls: spark))
+    return spark
+
+
+def test_a_backfill_request_answers_a_job_that_fills_the_column(
+    dir_place: Place, active: SparkSession
+) -> None:
+    from lance_namespace_async.pipeline._jobs import wait_for_job
+
+    added = dir_place.add()
+    seen: list[tuple[int, int]] = []
+
+    async def backfilled() -> Any:
+        async with lna.connect("dir", dir_place.properties) as ns:
+            answer = await ns.alter_table_backfill_columns(
+                {"id": dir_place.table, "column": "y", "commit_granularity": 2, "cluster": "active"}
+            )
+            assert answer.job_id.startswith("lna-job-")
+            return await wait_for_job(
+                ns, answer.job_id, timeout=120, on_progress=lambda d, t: seen.append((d, t))
+            )
+
+    final = anyio.run(backfilled)
+    assert final.status == "SUCCEEDED"
+    shown = final.properties.to_dict()
+    assert int(shown["version"]) == added + 3
+    assert seen[-1] == (5, 5)
+    dataset = dir_place.dataset()
+    assert dataset.version == added + 3
+    assert values(dataset) == expected(dataset)
+
+
+def test_a_job_cancelled_through_alter_transaction_resumes_when_asked_again(
+    tmp_path: Path, active: SparkSession
+) -> None:
+    from lance_namespace_async.pipeline._jobs import wait_for_job
+
+    place = Place("dir", {"root": str(tmp_path / "root")}, ["t"])
+    place.create(rows=300)  # thirty fragments, one a commit: time to cancel mid-way
+    added = place.add()
+    request = {"id": place.table, "column": "y", "commit_granularity": 1, "cluster": "active"}
+
+    async def cancelled_then_resumed() -> None:
+        async with lna.connect("dir", place.properties) as ns:
+            first = (await ns.alter_table_backfill_columns(request)).job_id
+            while True:  # cancel once the first commit is in
+                described = await ns.describe_transaction({"id": [first]})
+                if int(described.properties.to_dict().get("fragments_done", "0")) >= 1:
+                    break
+                await anyio.sleep(0.05)
+            await ns.alter_transaction(
+                {"id": [first], "actions": [{"setStatusAction": {"status": "CANCELLED"}}]}
+            )
+            with pytest.raises(JobCancelled):
+                await wait_for_job(ns, first, timeout=120)
+            stopped = place.dataset()
+            assert added < stopped.version < added + 30  # committed fragments stay, no others
+            filled = {x: y for x, y in values(stopped).items() if y is not None}
+            assert filled == {x: e for x, e in expected(stopped).items() if x in filled}
+            assert len(filled) == 10 * (stopped.version - added)  # whole fragments only
+
+            second = (await ns.alter_table_backfill_columns(request)).job_id
+            final = await wait_for_job(ns, second, timeout=120)
+            assert final.properties.to_dict()["resumed_from"] == first
+
+    anyio.run(cancelled_then_resumed)
+    dataset = place.dataset()
+    assert dataset.version == added + 30  # each fragment committed once
+    assert values(dataset) == expected(dataset)

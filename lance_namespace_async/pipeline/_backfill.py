@@ -18,7 +18,7 @@ resumed run continues from the last commit.
 
 Request fields and what they mean here: ``where`` (only matching rows get the value, the
 others keep theirs), ``read_version`` (the version fragments are read at; default the
-latest when the request arrives, pinned for resumes), ``task_size`` (fragments per
+latest when the job starts, pinned by its checkpoints for resumes), ``task_size`` (fragments per
 Spark task, default 1), ``num_frags`` (fill at most the first N fragments by id),
 ``commit_granularity`` (fragments per commit, default :data:`DEFAULT_COMMIT_GRANULARITY`),
 ``concurrency`` (Spark tasks of a commit group at most), ``checkpoint_size`` (rows per
@@ -58,7 +58,9 @@ JOB_KIND: Final = "backfill_columns"
 #: fragments one commit replaces unless the request says
 DEFAULT_COMMIT_GRANULARITY: Final = 16
 #: checkpoint key: the ids of the fragments already committed, comma-separated
-DONE: Final = "fragments_done"
+DONE: Final = "backfill_fragments_done"
+#: checkpoint key: the version the job reads (a resumed run reads the same rows)
+READ_AT: Final = "backfill_read_version"
 
 _SOURCE_LOCATION = re.compile(r",\s*/\S+\.rs:\d+:\d+\s*$")
 _COUNTS = ("task_size", "num_frags", "commit_granularity", "concurrency", "checkpoint_size")
@@ -259,7 +261,10 @@ async def plan_backfill(ns: AsyncLanceNamespace, request: Any) -> dict[str, Any]
 
     Everything a job would stumble on is refused here, before a job exists: an unknown
     table, column or version, a column that is not computed, a bad ``where``, counts
-    below 1. The version to read is pinned, so a resumed job reads the same rows."""
+    below 1. The request is the job's as the client sent it (plus the column's
+    expression), so sending it again matches the record of a cancelled or failed run and
+    resumes it (the runner's rule); the version read is pinned by the job's first
+    checkpoint."""
     table_id = _table_id(request)
     _refuse_branch(request, "AlterTableBackfillColumns")
     column = _value(request, "column")
@@ -281,14 +286,14 @@ async def plan_backfill(ns: AsyncLanceNamespace, request: Any) -> dict[str, Any]
         isinstance(read_version, bool) or not isinstance(read_version, int) or read_version < 0
     ):
         raise errors.InvalidInputError(f"read_version must be >= 0, got {read_version!r}")
-    job.update(await _with_facade(ns, lambda facade: _plan(facade, job, read_version)))
+    if read_version is not None:
+        job["read_version"] = read_version
+    job["expression"] = await _with_facade(ns, lambda facade: _plan(facade, job, read_version))
     return job
 
 
-def _plan(
-    facade: SyncLanceNamespace, job: Mapping[str, Any], version: int | None
-) -> dict[str, Any]:
-    """The column's expression and the pinned read version, checked against the table."""
+def _plan(facade: SyncLanceNamespace, job: Mapping[str, Any], version: int | None) -> str:
+    """The column's expression, the request checked against the table at ``version``."""
     dataset = _open(facade, job["id"], version)
     column = job["column"]
     index = dataset.schema.get_field_index(column)
@@ -313,7 +318,7 @@ def _plan(
         raise _sql_error(exc, f"backfill of {column!r}") from None
     if "match" in projection and not pa.types.is_boolean(planned.field("match").type):
         raise errors.InvalidInputError(f"where must be a condition, got {job['where']!r}")
-    return {"expression": expression, "read_version": int(dataset.version)}
+    return expression
 
 
 # -- the job body --------------------------------------------------------------------------------
@@ -328,12 +333,14 @@ def run_backfill(control: JobControl, request: Mapping[str, Any]) -> int:
     """Fill a computed column on Spark, committing every ``commit_granularity`` fragments.
 
     ``request`` is the job's (see :func:`alter_table_backfill_columns`): ``id``,
-    ``column``, ``expression``, ``read_version``, optional ``where`` and counts.
+    ``column``, ``expression``, optional ``read_version``, ``where`` and counts (without
+    ``read_version``: the one an earlier run checkpointed, else the latest).
     Returns the version of the last commit (the current one when nothing was left)."""
     facade = control.namespace()
     table_id = list(request["id"])
-    read_version = int(request["read_version"])
-    read = _open(facade, table_id, read_version)
+    pinned = request.get("read_version", control.checkpoints.get(READ_AT))
+    read = _open(facade, table_id, None if pinned is None else int(pinned))
+    read_version = int(read.version)
     fragments = sorted(int(fragment.fragment_id) for fragment in read.get_fragments())
     if request.get("num_frags"):
         fragments = fragments[: int(request["num_frags"])]
@@ -347,6 +354,7 @@ def run_backfill(control: JobControl, request: Mapping[str, Any]) -> int:
             "impl": control.impl,
             "properties": dict(control.properties),
             **{k: request[k] for k in request if k != "properties"},
+            "read_version": read_version,
         }
     )
     fill = functools.partial(_fill_fragments, spec)
@@ -366,7 +374,9 @@ def run_backfill(control: JobControl, request: Mapping[str, Any]) -> int:
         ]
         version = _commit(facade, table_id, read_version, written)
         done.update(group)
-        control.checkpoint({DONE: ",".join(str(f) for f in sorted(done))})
+        control.checkpoint(
+            {DONE: ",".join(str(f) for f in sorted(done)), READ_AT: str(read_version)}
+        )
         control.progress(len(done.intersection(fragments)), total)
     return version
 
