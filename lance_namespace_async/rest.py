@@ -215,17 +215,17 @@ class RestNamespace(AsyncLanceNamespace):
                     raise
                 status, content, parsed = final.status_code, final.content, None
                 header_items = list(final.headers.items())
-                if status == 200:
+                if status in _ANSWERED:
                     raise errors.InternalError(f"{what}: malformed response body") from None
         if answer is not None:
             status, content, parsed = answer.status_code, answer.content, None
             header_items = answer.header_items()
-            if status == 200 and empty is None:
+            if status in _ANSWERED and empty is None:
                 try:
                     parsed = module._parse_response(client=client, response=answer)
                 except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                     raise errors.InternalError(f"{what}: malformed response body") from None
-        if status == 200:
+        if status in _ANSWERED:
             context = Context.from_dict({f"header.{k}": v for k, v in header_items})
             if empty is not None:
                 return empty(context=context)
@@ -636,6 +636,10 @@ class RestNamespace(AsyncLanceNamespace):
 
 
 #: what a generated ``_get_kwargs`` may hold for :meth:`HttpTransport.exchange` to send it
+#: the statuses that carry an operation's answer: 200, and 202 for the operations that
+#: start a job (AlterTableBackfillColumns, RefreshMaterializedView answer its id)
+_ANSWERED = frozenset({200, 202})
+
 _DIRECT_KEYS = frozenset({"method", "url", "params", "json", "headers"})
 
 

@@ -32,7 +32,9 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import logging
 import re
+import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -61,6 +63,11 @@ DEFAULT_COMMIT_GRANULARITY: Final = 16
 DONE: Final = "backfill_fragments_done"
 #: checkpoint key: the version the job reads (a resumed run reads the same rows)
 READ_AT: Final = "backfill_read_version"
+
+#: where the last backfill of this process spent its time (seconds; logged at INFO too)
+LAST_TIMINGS: dict[str, float] = {}
+
+logger = logging.getLogger("lance_namespace_async.pipeline.backfill")
 
 _SOURCE_LOCATION = re.compile(r",\s*/\S+\.rs:\d+:\d+\s*$")
 _COUNTS = ("task_size", "num_frags", "commit_granularity", "concurrency", "checkpoint_size")
@@ -336,6 +343,8 @@ def run_backfill(control: JobControl, request: Mapping[str, Any]) -> int:
     ``column``, ``expression``, optional ``read_version``, ``where`` and counts (without
     ``read_version``: the one an earlier run checkpointed, else the latest).
     Returns the version of the last commit (the current one when nothing was left)."""
+    started = time.perf_counter()
+    timings = {"planning": 0.0, "tasks": 0.0, "commits": 0.0, "groups": 0.0}
     facade = control.namespace()
     table_id = list(request["id"])
     pinned = request.get("read_version", control.checkpoints.get(READ_AT))
@@ -363,21 +372,30 @@ def run_backfill(control: JobControl, request: Mapping[str, Any]) -> int:
     concurrency = request.get("concurrency")
     context = control.spark.sparkContext
     version = int(_open(facade, table_id).version)
+    timings["planning"] = time.perf_counter() - started
     for group in _chunks(todo, per_commit):
         control.raise_if_cancelled()
         tasks = list(_chunks(group, per_task))
         slices = min(len(tasks), int(concurrency)) if concurrency else len(tasks)
+        step = time.perf_counter()
         written: list[tuple[int, str]] = [
             pair
             for pairs in context.parallelize(tasks, slices).map(fill).collect()
             for pair in pairs
         ]
+        timings["tasks"] += time.perf_counter() - step
+        step = time.perf_counter()
         version = _commit(facade, table_id, read_version, written)
+        timings["commits"] += time.perf_counter() - step
+        timings["groups"] += 1
         done.update(group)
         control.checkpoint(
             {DONE: ",".join(str(f) for f in sorted(done)), READ_AT: str(read_version)}
         )
         control.progress(len(done.intersection(fragments)), total)
+    LAST_TIMINGS.clear()
+    LAST_TIMINGS.update(timings)
+    logger.info("backfill %s of %s: %s", control.job_id, table_id, timings)
     return version
 
 
