@@ -19,7 +19,7 @@ resumed run continues from the last commit.
 Request fields and what they mean here: ``where`` (only matching rows get the value, the
 others keep theirs), ``read_version`` (the version fragments are read at; default the
 latest when the job starts, pinned by its checkpoints for resumes), ``task_size`` (fragments per
-Spark task, default 1), ``num_frags`` (fill at most the first N fragments by id),
+Spark task; default: a commit group spread evenly over the cluster's cores), ``num_frags`` (fill at most the first N fragments by id),
 ``commit_granularity`` (fragments per commit, default :data:`DEFAULT_COMMIT_GRANULARITY`),
 ``concurrency`` (Spark tasks of a commit group at most), ``checkpoint_size`` (rows per
 batch a task reads), ``cluster`` (the runner's). ``branch`` is refused (main only);
@@ -367,7 +367,7 @@ def run_backfill(control: JobControl, request: Mapping[str, Any]) -> int:
         }
     )
     fill = functools.partial(_fill_fragments, spec)
-    per_task = int(request.get("task_size") or 1)
+    per_task = int(request.get("task_size") or 0)
     per_commit = int(request.get("commit_granularity") or DEFAULT_COMMIT_GRANULARITY)
     concurrency = request.get("concurrency")
     context = control.spark.sparkContext
@@ -375,7 +375,9 @@ def run_backfill(control: JobControl, request: Mapping[str, Any]) -> int:
     timings["planning"] = time.perf_counter() - started
     for group in _chunks(todo, per_commit):
         control.raise_if_cancelled()
-        tasks = list(_chunks(group, per_task))
+        # default: the group spread evenly over the cluster's cores, one task each
+        size = per_task or -(-len(group) // max(1, int(context.defaultParallelism)))
+        tasks = list(_chunks(group, size))
         slices = min(len(tasks), int(concurrency)) if concurrency else len(tasks)
         step = time.perf_counter()
         written: list[tuple[int, str]] = [
