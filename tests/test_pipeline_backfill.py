@@ -285,24 +285,30 @@ def _during_backfill(place: Place, spark: SparkSession, write: Callable[[Any], N
 
 
 def test_rows_appended_during_a_backfill_stay_and_the_next_backfill_fills_them(
-    dir_place: Place, spark: SparkSession
+    place: Place, spark: SparkSession
 ) -> None:
     def append(dataset: Any) -> None:
         extra = pa.table({"x": pa.array([100, 101], pa.int64())})
-        lance.write_dataset(extra, dataset.uri, mode="append")
+        with place.facade() as facade:  # through the namespace: the catalog sees it
+            lance.write_dataset(extra, namespace_client=facade, table_id=place.table, mode="append")
 
-    _during_backfill(dir_place, spark, append)
-    dataset = dir_place.dataset()
+    version = _during_backfill(place, spark, append)
+    dataset = place.dataset()
+    assert dataset.version == version
     got = values(dataset)
     assert {x: got[x] for x in (100, 101)} == {100: None, 101: None}  # not in the read version
     assert {x: y for x, y in got.items() if x < ROWS} == {
         x: e for x, e in expected(dataset).items() if x < ROWS
     }
-    control = dir_place.control(spark)
-    backfill.run_backfill(control, dir_place.plan())
+    control = place.control(spark)
+    version = backfill.run_backfill(control, place.plan())
     control.close()
-    dataset = dir_place.dataset()
+    dataset = place.dataset()
     assert values(dataset) == expected(dataset)
+    if place.iceberg is not None:  # the rebased commits went through the catalog too
+        server, name = place.iceberg
+        loaded = server.rest_client().load_table((name, "t"))
+        assert loaded.metadata.current_snapshot_id == version == dataset.version
 
 
 def test_rows_deleted_during_a_backfill_stay_deleted(dir_place: Place, spark: SparkSession) -> None:
@@ -377,6 +383,20 @@ def test_a_refused_computed_column_changes_nothing(
         assert raised.value.code == 0  # type: ignore[attr-defined]
     after = dir_place.dataset()
     assert (after.version, after.schema) == (before.version, before.schema)
+
+
+def test_an_unknown_cluster_is_refused_before_a_job_exists(dir_place: Place) -> None:
+    dir_place.add()
+    before = dir_place.dataset().version
+    with pytest.raises(errors.InvalidInputError, match="unknown cluster"):
+        dir_place.call(
+            "alter_table_backfill_columns",
+            {"id": dir_place.table, "column": "y", "cluster": "nowhere"},
+        )
+    assert dir_place.dataset().version == before
+    assert not (Path(dir_place.properties["root"]) / "_lna_jobs").exists() or not any(
+        (Path(dir_place.properties["root"]) / "_lna_jobs").iterdir()
+    )
 
 
 @pytest.mark.parametrize(
