@@ -18,11 +18,12 @@ resumed run continues from the last commit.
 
 Request fields and what they mean here: ``where`` (only matching rows get the value, the
 others keep theirs), ``read_version`` (the version fragments are read at; default the
-latest when the job starts, pinned by its checkpoints for resumes), ``task_size`` (fragments per
-Spark task; default: a commit group spread evenly over the cluster's cores), ``num_frags`` (fill at most the first N fragments by id),
-``commit_granularity`` (fragments per commit, default :data:`DEFAULT_COMMIT_GRANULARITY`),
-``concurrency`` (Spark tasks of a commit group at most), ``checkpoint_size`` (rows per
-batch a task reads), ``cluster`` (the runner's). ``branch`` is refused (main only);
+latest when the job starts, pinned by its checkpoints for resumes), ``task_size``
+(fragments per Spark task; default: a commit group spread evenly over the cluster's
+cores), ``num_frags`` (fill at most the first N fragments by id), ``commit_granularity``
+(fragments per commit, default :data:`DEFAULT_COMMIT_GRANULARITY`), ``concurrency``
+(Spark tasks of a commit group at most), ``checkpoint_size`` (rows per batch a task
+reads), ``cluster`` (the runner's). ``branch`` is refused (main only);
 ``intra_applier_concurrency``, ``min_checkpoint_size``, ``max_checkpoint_size``,
 ``batch_checkpoint_flush_interval_seconds`` and ``manifest`` are accepted and ignored.
 """
