@@ -236,34 +236,41 @@ def test_where_fills_only_matching_rows_and_deleted_rows_stay_deleted(
 
 
 def test_a_cancelled_backfill_leaves_its_last_commit_and_a_resumed_one_completes(
-    dir_place: Place, spark: SparkSession
+    place: Place, spark: SparkSession
 ) -> None:
-    added = dir_place.add()
-    job = dir_place.plan(commit_granularity=2)
+    added = place.add()
+    job = place.plan(commit_granularity=2)
     cancel = {"asked": False}
 
     def after_commit(state: Any) -> None:
         cancel["asked"] = True  # asked once the first group is committed
 
-    control = dir_place.control(
-        spark, is_cancelled=lambda: cancel["asked"], on_checkpoint=after_commit
-    )
+    control = place.control(spark, is_cancelled=lambda: cancel["asked"], on_checkpoint=after_commit)
     with pytest.raises(JobCancelled):
         backfill.run_backfill(control, job)
     control.close()
-    dataset = dir_place.dataset()
+    dataset = place.dataset()
     assert dataset.version == added + 1  # one commit, nothing of the second group
     filled = {x: y for x, y in values(dataset).items() if y is not None}
     assert filled == {x: e for x, e in expected(dataset).items() if x < 20}
     assert control.checkpoints == {backfill.DONE: "0,1", backfill.READ_AT: str(added)}
-    assert dir_place.dataset(added).to_table().num_rows == ROWS  # the previous one too
+    assert place.dataset(added).to_table().num_rows == ROWS  # the previous one too
 
-    resumed = dir_place.control(spark, checkpoints=dict(control.checkpoints))
+    resumed = place.control(spark, checkpoints=dict(control.checkpoints))
     version = backfill.run_backfill(resumed, job)
     resumed.close()
     assert version == added + 3  # fragments 0 and 1 were not computed again
-    dataset = dir_place.dataset()
+    dataset = place.dataset()
     assert values(dataset) == expected(dataset)
+    if place.iceberg is not None:
+        server, name = place.iceberg
+        loaded = server.rest_client().load_table((name, "t"))
+        assert [entry.snapshot_id for entry in loaded.metadata.snapshot_log][-4:] == [
+            added,
+            added + 1,
+            added + 2,
+            added + 3,
+        ]
 
 
 def _during_backfill(place: Place, spark: SparkSession, write: Callable[[Any], None]) -> Any:
