@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -271,6 +272,29 @@ def test_a_cancelled_backfill_leaves_its_last_commit_and_a_resumed_one_completes
             added + 2,
             added + 3,
         ]
+
+
+def test_a_cancel_during_a_group_stops_its_spark_job_commits_nothing_and_leaves_no_files(
+    tmp_path: Path, spark: SparkSession
+) -> None:
+    place = Place("dir", {"root": str(tmp_path / "root")}, ["t"])
+    place.create(rows=1000)  # a hundred fragments, one group, one task after the other
+    added = place.add()
+    data = Path(place.dataset().uri.removeprefix("file://")) / "data"
+    before = set(os.listdir(data))
+    asked = iter([False])  # not before the group starts; from then on (the first watch), yes
+
+    control = place.control(spark, is_cancelled=lambda: next(asked, True))
+    started = time.perf_counter()
+    with pytest.raises(JobCancelled):
+        backfill.run_backfill(
+            control, place.plan(commit_granularity=100, task_size=1, concurrency=1)
+        )
+    control.close()
+    assert place.dataset().version == added  # nothing committed
+    left = set(os.listdir(data)) - before
+    assert not left, f"{len(left)} files of the stopped tasks left"
+    assert time.perf_counter() - started < 60
 
 
 def _during_backfill(place: Place, spark: SparkSession, write: Callable[[Any], None]) -> Any:

@@ -367,39 +367,129 @@ def run_backfill(control: JobControl, request: Mapping[str, Any]) -> int:
             "read_version": read_version,
         }
     )
-    fill = functools.partial(_fill_fragments, spec)
     per_task = int(request.get("task_size") or 0)
     per_commit = int(request.get("commit_granularity") or DEFAULT_COMMIT_GRANULARITY)
     concurrency = request.get("concurrency")
     context = control.spark.sparkContext
     version = int(_open(facade, table_id).version)
     timings["planning"] = time.perf_counter() - started
-    for group in _chunks(todo, per_commit):
-        control.raise_if_cancelled()
-        # default: the group spread evenly over the cluster's cores, one task each
-        size = per_task or -(-len(group) // max(1, int(context.defaultParallelism)))
-        tasks = list(_chunks(group, size))
-        slices = min(len(tasks), int(concurrency)) if concurrency else len(tasks)
-        step = time.perf_counter()
-        written: list[tuple[int, str]] = [
-            pair
-            for pairs in context.parallelize(tasks, slices).map(fill).collect()
-            for pair in pairs
-        ]
-        timings["tasks"] += time.perf_counter() - step
-        step = time.perf_counter()
-        version = _commit(facade, table_id, read_version, written)
-        timings["commits"] += time.perf_counter() - step
-        timings["groups"] += 1
-        done.update(group)
-        control.checkpoint(
-            {DONE: ",".join(str(f) for f in sorted(done)), READ_AT: str(read_version)}
-        )
-        control.progress(len(done.intersection(fragments)), total)
+    tag = f"bf-{uuid.uuid4().hex[:12]}-"  # names this run's files, to clean up after it
+    committed: set[str] = set()
+    fill = functools.partial(_fill_fragments, spec, tag)
+    try:
+        for index, group in enumerate(_chunks(todo, per_commit)):
+            control.raise_if_cancelled()
+            # default: the group spread evenly over the cluster's cores, one task each
+            size = per_task or -(-len(group) // max(1, int(context.defaultParallelism)))
+            tasks = list(_chunks(group, size))
+            slices = min(len(tasks), int(concurrency)) if concurrency else len(tasks)
+            step = time.perf_counter()
+            rdd = context.parallelize(tasks, slices).map(fill)
+            written = [pair for pairs in _collect(control, rdd, index) for pair in pairs]
+            timings["tasks"] += time.perf_counter() - step
+            step = time.perf_counter()
+            version = _commit(facade, table_id, read_version, written)
+            committed.update(name for _, name in written)
+            timings["commits"] += time.perf_counter() - step
+            timings["groups"] += 1
+            done.update(group)
+            control.checkpoint(
+                {DONE: ",".join(str(f) for f in sorted(done)), READ_AT: str(read_version)}
+            )
+            control.progress(len(done.intersection(fragments)), total)
+    except BaseException:
+        _delete_uncommitted(facade, table_id, tag, committed)
+        raise
     LAST_TIMINGS.clear()
     LAST_TIMINGS.update(timings)
     logger.info("backfill %s of %s: %s", control.job_id, table_id, timings)
     return version
+
+
+def _collect(control: JobControl, rdd: Any, index: int) -> list[Any]:
+    """``rdd.collect()`` in a Spark job group that a cancellation stops mid-way.
+
+    A watcher polls the job's cancellation while the tasks run and cancels the group
+    (tasks interrupted); the body then raises JobCancelled, and the run's files that no
+    commit took are deleted by the caller."""
+    import threading
+
+    from ._control import JobCancelled
+
+    context = rdd.context
+    group = f"{control.job_id}-{index}"
+    context.setJobGroup(group, f"backfill {control.job_id} group {index}", True)
+    finished = threading.Event()
+
+    def watch() -> None:  # again each time: the job may be submitted after a cancel
+        while not finished.is_set():
+            if control.is_cancelled():
+                context.cancelJobGroup(group)
+            finished.wait(0.2)
+
+    watcher = threading.Thread(target=watch, name=f"cancel-{group}", daemon=True)
+    watcher.start()
+    try:
+        found: list[Any] = rdd.collect()
+        control.raise_if_cancelled()  # finished anyway: still nothing more is committed
+        return found
+    except JobCancelled:
+        raise
+    except Exception:
+        if control.is_cancelled():
+            _wait_until_stopped(context, group)  # no task still writing when we clean up
+            raise JobCancelled(f"job {control.job_id} was cancelled") from None
+        raise
+    finally:
+        finished.set()
+        watcher.join()
+
+
+def _wait_until_stopped(context: Any, group: str, *, timeout: float = 60.0) -> None:
+    """Wait (bounded) until no task of the job group ``group`` is still running."""
+    tracker = context.statusTracker()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        active = 0
+        for job_id in tracker.getJobIdsForGroup(group):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in job.stageIds if job is not None else ():
+                stage = tracker.getStageInfo(stage_id)
+                active += stage.numActiveTasks if stage is not None else 0
+        if not active:
+            return
+        time.sleep(0.1)
+
+
+def _delete_uncommitted(
+    facade: SyncLanceNamespace, table_id: list[str], tag: str, committed: set[str]
+) -> None:
+    """Delete this run's data files (named ``tag``...) that none of its commits took
+    (nor the latest version, should a commit have landed and still raised): what a
+    failed or cancelled group wrote. Only this run writes files so named, so no other
+    version can reference them. Best effort: a failure here never hides the run's own
+    error."""
+    import lance
+    from pyarrow import fs
+
+    from .._storage.places import as_uri
+
+    try:
+        location = str(facade.describe_table({"id": table_id}).location).rstrip("/")
+        latest = lance.dataset(namespace_client=_client(facade), table_id=table_id)
+        referenced = {
+            data_file.path
+            for fragment in latest.get_fragments()
+            for data_file in fragment.data_files()
+        }
+        filesystem, root = fs.FileSystem.from_uri(as_uri(location))
+        listed = filesystem.get_file_info(fs.FileSelector(f"{root.rstrip('/')}/data"))
+        for info in listed:
+            name = info.base_name
+            if name.startswith(tag) and name not in referenced and name not in committed:
+                filesystem.delete_file(info.path)
+    except Exception:  # the run's own error is the one to report
+        logger.warning("backfill: could not delete the uncommitted files of %s", tag)
 
 
 def _commit(
@@ -440,19 +530,11 @@ def _commit(
             namespace_client_managed_versioning=managed,
         )
     except CommitConflictError as exc:
-        _delete_files(str(described.location), [name for _, name in written])
         raise errors.ConcurrentModificationError(
             f"backfill of table {table_id!r}: rows read at version {read_version} were "
             f"rewritten since ({_lance_message(exc)}); backfill again to read the latest"
         ) from None
     return int(committed.version)
-
-
-def _delete_files(location: str, names: list[str]) -> None:
-    """Files of a commit that never happened: nothing references them."""
-    from ..spark._job_files import delete_data_files
-
-    delete_data_files(location, names)
 
 
 def _storage_options(described: Any) -> dict[str, str]:
@@ -463,7 +545,7 @@ def _storage_options(described: Any) -> dict[str, str]:
 # -- on the executors ------------------------------------------------------------------------------
 
 
-def _fill_fragments(spec_text: str, fragment_ids: list[int]) -> list[tuple[int, str]]:
+def _fill_fragments(spec_text: str, tag: str, fragment_ids: list[int]) -> list[tuple[int, str]]:
     """Spark task: compute the column for whole fragments; one new data file each.
 
     Returns ``(fragment id, data file name)`` pairs; the driver commits them. A fragment
@@ -485,7 +567,7 @@ def _fill_fragments(spec_text: str, fragment_ids: list[int]) -> list[tuple[int, 
         if fragment is None:
             continue
         values = _compute(fragment, field, spec)
-        name = f"{uuid.uuid4().hex}.lance"
+        name = f"{tag}{uuid.uuid4().hex}.lance"
         _write_column(f"{location}/data/{name}", field, values, dataset, options)
         written.append((fragment_id, name))
     return written
