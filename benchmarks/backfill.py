@@ -105,12 +105,12 @@ def make_table(root: Path, rows: int, fragment_rows: int) -> None:
         )
 
 
-def run_peer(root: Path) -> dict[str, Any]:
+def run_peer(root: Path, expression: str) -> dict[str, Any]:
     import lance
 
     dataset = lance.dataset(str(root / "t.lance"))
     cpu, wall = tree_cpu_seconds(), time.perf_counter()
-    dataset.add_columns({"c": EXPRESSION})
+    dataset.add_columns({"c": expression})
     return {"wall": time.perf_counter() - wall, "cpu": tree_cpu_seconds() - cpu}
 
 
@@ -124,7 +124,7 @@ def _warm(_: int) -> str:
     return str(lance.__version__)
 
 
-def run_ours(root: Path, master: str, commit_granularity: int) -> dict[str, Any]:
+def run_ours(root: Path, master: str, commit_granularity: int, expression: str) -> dict[str, Any]:
     import warnings
 
     import anyio
@@ -142,7 +142,7 @@ def run_ours(root: Path, master: str, commit_granularity: int) -> dict[str, Any]
     async def plan() -> dict[str, Any]:
         async with lna.connect("dir", properties) as ns:
             await ns.alter_table_add_columns(
-                {"id": ["t"], "new_columns": [{"name": "c", "computed": EXPRESSION}]}
+                {"id": ["t"], "new_columns": [{"name": "c", "computed": expression}]}
             )
             request = AlterTableBackfillColumnsRequest.from_dict(
                 {"id": ["t"], "column": "c", "commit_granularity": commit_granularity}
@@ -189,9 +189,9 @@ def check(root: Path, peer_root: Path) -> None:
 def child(args: argparse.Namespace) -> None:
     root = Path(args.root)
     if args.contender == "peer":
-        result = run_peer(root)
+        result = run_peer(root, args.expression)
     else:
-        result = run_ours(root, args.contender, args.commit_granularity)
+        result = run_ours(root, args.contender, args.commit_granularity, args.expression)
     print("RESULT " + json.dumps(result), flush=True)
 
 
@@ -205,6 +205,8 @@ def measure(contender: str, root: Path, args: argparse.Namespace) -> dict[str, A
         str(root),
         "--commit-granularity",
         str(args.commit_granularity),
+        "--expression",
+        args.expression,
     ]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     for line in done.stdout.splitlines():
@@ -219,6 +221,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=20_000_000)
     parser.add_argument("--fragment-rows", type=int, default=1_000_000)
     parser.add_argument("--commit-granularity", type=int, default=8)
+    parser.add_argument("--expression", default=EXPRESSION)
+    parser.add_argument("--results", default=str(RESULTS))
     parser.add_argument("--child", dest="contender")
     parser.add_argument("--root")
     args = parser.parse_args()
@@ -262,7 +266,7 @@ def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None
             f"`{' '.join(['benchmarks/backfill.py', *sys.argv[1:]])}` on "
             f"{platform.machine()}, {os.cpu_count()} cores (shared), "
             f"{rows:,} rows in fragments of {args.fragment_rows:,}, commit every "
-            f"{args.commit_granularity} fragments; expression `{EXPRESSION}`.",
+            f"{args.commit_granularity} fragments; expression `{args.expression}`.",
             "",
             "| contender | wall s | M rows/s | CPU s (process tree) |",
             "|---|---|---|---|",
@@ -284,8 +288,9 @@ def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None
         ]
     )
     print(text)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text)
+    results_file = Path(args.results)
+    results_file.parent.mkdir(parents=True, exist_ok=True)
+    results_file.write_text(text)
 
 
 if __name__ == "__main__":
