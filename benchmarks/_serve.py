@@ -67,6 +67,7 @@ def serve_ours(
     loop_name: str = "asyncio",
     max_body_bytes: int | None = None,
     synthetic: bool = False,
+    observe: tuple[bool, bool] = (False, False),
 ) -> None:
     try:
         import uvicorn
@@ -85,10 +86,14 @@ def serve_ours(
         else:
             namespace = lna.connect("dir", {"root": root})
         try:
+            metrics, tracing = observe
+            if tracing:
+                _trace_into_nothing()
+            extra: dict[str, Any] = {"metrics": True} if metrics else {}
             app = (
-                create_app(namespace)
+                create_app(namespace, **extra)
                 if max_body_bytes is None
-                else create_app(namespace, max_body_bytes=max_body_bytes)
+                else create_app(namespace, max_body_bytes=max_body_bytes, **extra)
             )
         except Exception as exc:
             await namespace.aclose()
@@ -155,6 +160,22 @@ def serve_ours(
         _fail("our adapter crashed: " + traceback.format_exc().replace("\n", " | "))
 
 
+def _trace_into_nothing() -> None:
+    """The OpenTelemetry SDK as an operator runs it (a batch processor), with an exporter
+    that drops the spans: the server's cost of making them, not of a collector's network."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+    class Dropped(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(Dropped()))
+    trace.set_tracer_provider(provider)
+
+
 def _uvloop() -> Any:
     try:
         import uvloop
@@ -171,6 +192,8 @@ def main() -> None:
     parser.add_argument("--http", choices=["auto", "h11", "httptools"], default="auto")
     parser.add_argument("--loop", choices=["asyncio", "uvloop"], default="asyncio")
     parser.add_argument("--max-body-bytes", type=int, default=None, help="ours: Arrow uploads")
+    parser.add_argument("--metrics", action="store_true", help="ours: Prometheus metrics on")
+    parser.add_argument("--tracing", action="store_true", help="ours: OpenTelemetry spans on")
     args = parser.parse_args()
     if args.impl == "pylance":
         serve_pylance(args.root, args.max_seconds)
@@ -182,6 +205,7 @@ def main() -> None:
             args.loop,
             args.max_body_bytes,
             synthetic=args.impl == "synthetic",
+            observe=(args.metrics, args.tracing),
         )
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "GlueNamespace",
     "HiveNamespace",
     "IcebergNamespace",
+    "MountsNamespace",
     "RestNamespace",
     "UnityNamespace",
     "register_aliases",
@@ -111,6 +112,13 @@ class HiveNamespace(_PluginNamespace):
     impl = "hive"
 
 
+class MountsNamespace(_PluginNamespace):
+    """Several backends under one root (``mount.<name>.impl`` and ``mount.<name>.<key>``),
+    each under its mount's name: see :mod:`lance_namespace_async.mounts`."""
+
+    impl = "mounts"
+
+
 ALIASES: dict[str, str] = {
     f"lna-{cls.impl}": f"{__name__}.{cls.__name__}"
     for cls in (
@@ -120,6 +128,7 @@ ALIASES: dict[str, str] = {
         UnityNamespace,
         GlueNamespace,
         HiveNamespace,
+        MountsNamespace,
     )
 }
 """The short names this module registers with ``lance_namespace``."""

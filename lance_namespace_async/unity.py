@@ -262,11 +262,12 @@ class UnityNamespace(StorageTableOperations):
         super().__init__(config)
         self.root = config.root.rstrip("/")
         self.transport = HttpTransport(
-            config, base_url=config.endpoint + API_BASE, url_key="endpoint"
+            config, base_url=config.endpoint + API_BASE, url_key="endpoint", backend="unity"
         )
         self.http = CatalogHttp(self.transport, catalog="Unity", classify=_classify_unity_error)
         self.tables = LanceTables(
             threads=config.worker_threads,
+            backend="unity",
             storage_options=config.storage,
             storage_root=config.root if "root" in config.properties else None,
             drop_allowed=config.drop_allowed_locations,

@@ -18,6 +18,8 @@ from pathlib import Path
 class ServeProcess:
     port: int
     process: subprocess.Popen[str]
+    #: the process's stderr, once it has exited (at the end of ``lance_ns_serve``)
+    stderr: str = ""
 
     @property
     def uri(self) -> str:
@@ -36,10 +38,11 @@ def lance_ns_serve(
     properties: dict[str, str],
     *options: str,
     env: dict[str, str] | None = None,
-    impl: str = "dir",
+    impl: str | None = "dir",
     prefix: Sequence[str] = (),
 ) -> Iterator[ServeProcess]:
-    """Start ``lance-ns serve --impl <impl>`` with ``properties`` and ``options``; stop it
+    """Start ``lance-ns serve --impl <impl>`` (no ``--impl`` when None: ``--mount`` in
+    ``options``) with ``properties`` and ``options``; stop it
     (SIGTERM) on exit and require a clean exit (code 0). ``prefix`` runs the command
     through another (``prlimit --as=N --``: an address-space limit for attacks)."""
     with socket.socket() as probe:
@@ -51,12 +54,22 @@ def lance_ns_serve(
     )
     props = [arg for key, value in properties.items() for arg in ("--prop", f"{key}={value}")]
     process = subprocess.Popen(
-        [*prefix, *command, "serve", "--impl", impl, *props, "--port", str(port), *options],
+        [
+            *prefix,
+            *command,
+            "serve",
+            *(["--impl", impl] if impl is not None else []),
+            *props,
+            "--port",
+            str(port),
+            *options,
+        ],
         env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
+    served: ServeProcess | None = None
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -67,8 +80,11 @@ def lance_ns_serve(
                 assert process.poll() is None, process.communicate()[1]
                 assert time.monotonic() < deadline, "lance-ns serve did not start"
                 time.sleep(0.05)
-        yield ServeProcess(port, process)
+        served = ServeProcess(port, process)
+        yield served
     finally:
         process.terminate()
         _, stderr = process.communicate(timeout=20)
+        if served is not None:
+            served.stderr = stderr
     assert process.returncode == 0, stderr

@@ -219,8 +219,11 @@ def request_for(
         "ListTableBranches": {"id": table},
         "CreateTableBranch": {"id": table, "name": "dev", "from_version": 1},
         "DeleteTableBranch": {"id": table, "name": "dev"},
-        "DescribeTransaction": {"id": ["tx"]},
-        "AlterTransaction": {"id": ["tx"], "actions": []},
+        "DescribeTransaction": {"id": [*table, "1"]},
+        "AlterTransaction": {
+            "id": [*table, "1"],
+            "actions": [{"setPropertyAction": {"key": "k", "value": "v"}}],
+        },
         # run last: they change the catalog (never the canary's storage)
         "RenameTable": {"id": table, "new_table_name": "renamed"},
         "DeregisterTable": {"id": [*namespace, "renamed"]},
@@ -272,6 +275,8 @@ CATALOG_ONLY = frozenset(
         "RenameTable",
         "DeregisterTable",
         "DropTable",
+        # pylance's dir answers TableNotFound for an outside table (touching nothing);
+        # the catalogs refuse them (asserted in the catalog test below)
         "DescribeTransaction",
         "AlterTransaction",
         "RefreshMaterializedView",
@@ -312,7 +317,7 @@ def attack_every_operation(
     *,
     unsupported: bool = False,
     listed: Collection[str] | None = None,
-) -> None:
+) -> dict[str, tuple[int, int | None]]:
     """Every operation against the canary of ``namespace`` (and its neighbour ``second``)
     over HTTP: refused with 403/15 unless catalog-only (or, with ``unsupported``, not
     implemented by the backend: 406/0), the tree below ``outside`` unchanged after each
@@ -352,6 +357,7 @@ def attack_every_operation(
     assert outcomes["RenameTable"] == (200, None)
     assert outcomes["DeregisterTable"] == (200, None)
     assert outcomes["DropTable"] == (200, None)
+    return outcomes
 
 
 def test_no_operation_touches_a_table_registered_outside_the_root(
@@ -486,7 +492,10 @@ def test_no_operation_of_a_catalog_backend_touches_a_table_outside_its_root(
             for name in ("canary", "second"):
                 ns.register_table({"id": [*namespace, name], "location": str(outside / name)})
         with lance_ns_serve(properties, "--log-level", "error", impl="iceberg") as served:
-            attack_every_operation(served, namespace, outside, unsupported=True)
+            outcomes = attack_every_operation(served, namespace, outside, unsupported=True)
+    # a transaction's alterations are kept beside the table: never outside the root
+    assert outcomes["DescribeTransaction"] == (403, 15)
+    assert outcomes["AlterTransaction"] == (403, 15)
 
 
 async def test_a_refused_batch_puts_back_the_outside_table_it_deregistered(

@@ -38,6 +38,7 @@ CLASSES = {
     "unity": impls.UnityNamespace,
     "glue": impls.GlueNamespace,
     "hive": impls.HiveNamespace,
+    "mounts": impls.MountsNamespace,  # tests/test_mounts.py
 }
 # the server each backend runs against (names of test_kit.running)
 SERVERS = ["dir", "rest-adapter", "iceberg", "unity", "glue-moto", "hive-4"]

@@ -70,8 +70,6 @@ _RENAME = {
     "rename_table_of_a_missing_table_is_not_found": "RenameTable",
     "rename_table_into_a_missing_namespace_is_not_found": "RenameTable",
 }
-#: the catalogs keep no record of a table's transactions (ours and pylance's dir do)
-_TRANSACTIONS = {"a_committed_transaction_is_described_and_altered": "DescribeTransaction"}
 #: Hive (``[A-Za-z0-9_]``) and Unity (``[a-zA-Z0-9_@-]``) refuse such names with InvalidInput
 _ASCII_NAMES = {"identifiers_with_unicode_and_spaces": "names"}
 
@@ -88,13 +86,13 @@ EXPECTED_SKIPS: dict[str, dict[str, str]] = {
     "dir": {},
     "rest-pylance": {},
     "rest-adapter": {},
-    "iceberg": {**_TRANSACTIONS},
-    "iceberg-lookalike": {**_TRANSACTIONS},
-    "unity": {**_NESTED, **_RENAME, **_ASCII_NAMES, **_TRANSACTIONS},
-    "glue-moto": {**_NESTED, **_TRANSACTIONS},
-    "glue-fake": {**_NESTED, **_TRANSACTIONS},
-    "hive-2.3": {**_NESTED, **_ASCII_NAMES, **_TRANSACTIONS},
-    "hive-4": {**_NESTED, **_NON_ASCII_NAMES, **_TRANSACTIONS},
+    "iceberg": {},
+    "iceberg-lookalike": {},
+    "unity": {**_NESTED, **_RENAME, **_ASCII_NAMES},
+    "glue-moto": {**_NESTED},
+    "glue-fake": {**_NESTED},
+    "hive-2.3": {**_NESTED, **_ASCII_NAMES},
+    "hive-4": {**_NESTED, **_NON_ASCII_NAMES},
 }
 
 #: where pylance 14.0.2's own server (RestAdapter over its DirectoryNamespace) breaks the

@@ -16,6 +16,7 @@ catalog, so the storage options a catalog hands out are proven to reach the data
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -367,3 +368,74 @@ async def test_a_cascading_namespace_drop_removes_its_tables_objects_only(
         assert (
             namespace[-1] not in (await ns.list_namespaces({"id": list(backend.root)})).namespaces
         )
+
+
+async def test_a_transaction_on_s3_is_described_and_altered_beside_the_table(
+    backend: Backend,
+) -> None:
+    """DescribeTransaction reads the commit from the bucket; AlterTransaction keeps its
+    alteration where pylance's directory does, in the table's ``_alter_transactions``."""
+    async with backend.connect() as ns:
+        namespace = await fresh_namespace(ns, backend, "txn")
+        table = [*namespace, "t"]
+        created = await ns.create_table({"id": table}, rows(3))
+        await ns.insert_into_table({"id": table}, rows(2, 3))
+        described = await ns.describe_transaction({"id": [*table, "2"]})
+        properties = described.properties.additional_properties
+        assert (described.status, properties["version"]) == ("SUCCEEDED", "2")
+        assert properties["operation"] == "Append"
+        with pytest.raises(errors.TransactionNotFoundError):
+            await ns.describe_transaction({"id": [*table, "3"]})
+
+        actions = [{"setPropertyAction": {"key": "reviewed", "value": "yes"}}]
+        await ns.alter_transaction({"id": [*table, properties["uuid"]], "actions": actions})
+        again = await ns.describe_transaction({"id": [*table, "2"]})
+        assert again.properties.additional_properties["reviewed"] == "yes"
+        key = f"{key_of(created.location)}/_alter_transactions/{properties['uuid']}.json"
+        kept = s3_client(backend.moto).get_object(Bucket=BUCKET, Key=key)["Body"].read()
+        assert json.loads(kept)["properties"] == {"reviewed": "yes"}
+
+
+async def test_pylance_records_versions_on_s3_through_create_table_version(
+    backend: Backend,
+) -> None:
+    """With ``table_version_tracking_enabled`` pylance stages each manifest in the bucket
+    and records it through our CreateTableVersion: S3's put-if-absent (``If-None-Match:
+    *``) gives it its final name, once; a second record of a version is 14, changing
+    nothing, and a staged manifest outside the table's ``_versions`` is 13."""
+    properties = {**backend.properties, "table_version_tracking_enabled": "true"}
+    async with backend.connect() as ns:
+        namespace = await fresh_namespace(ns, backend, "ver")
+    table = [*namespace, "t"]
+    with lna.connect_sync(backend.impl, properties) as facade:
+        created = lance.write_dataset(
+            rows(3), namespace_client=facade, table_id=table, mode="create"
+        )
+        appended = lance.write_dataset(
+            rows(2, 3), namespace_client=facade, table_id=table, mode="append"
+        )
+        assert (created.version, appended.version) == (1, 2)
+        read = lance.dataset(namespace_client=facade, table_id=table)
+        assert read.count_rows() == 5
+        listed = facade.list_table_versions({"id": table})
+        assert [v.version for v in listed.versions] == [1, 2]
+        location = facade.describe_table({"id": table}).location
+    prefix = key_of(location) + "/_versions/"
+    names = sorted(key.removeprefix(prefix) for key in objects(backend, prefix))
+    assert names == [f"{2**64 - 1 - v:020d}.manifest" for v in (2, 1)]  # nothing staged left
+
+    s3 = s3_client(backend.moto)
+    final = f"{prefix}{2**64 - 3:020d}.manifest"
+    body = s3.get_object(Bucket=BUCKET, Key=final)["Body"].read()
+    staged = f"{prefix}{2**64 - 3:020d}.manifest-racer"
+    s3.put_object(Bucket=BUCKET, Key=staged, Body=body + b"x")
+    before = objects(backend, key_of(location))
+    async with backend.connect() as ns:
+        with pytest.raises(errors.ConcurrentModificationError):
+            await ns.create_table_version(
+                {"id": table, "version": 2, "manifest_path": f"s3://{BUCKET}/{staged}"}
+            )
+        for outside in (f"s3://{BUCKET}/{key_of(location)}/data/x.manifest-1", "../x-1"):
+            with pytest.raises(errors.InvalidInputError):
+                await ns.create_table_version({"id": table, "version": 3, "manifest_path": outside})
+    assert objects(backend, key_of(location)) == before

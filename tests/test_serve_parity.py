@@ -45,11 +45,6 @@ from lance_namespace_async._storage.places import local_path
 #: what ``lance-ns serve`` runs over (test_kit.py's ``running`` names)
 OURS = ["dir", "iceberg", "glue-moto", "hive-4", "unity"]
 
-#: what the catalog backends do not do yet that pylance's dir does: a table's transactions
-#: (DescribeTransaction, AlterTransaction answer code 0, unlisted). Each must still be
-#: missing, so the day one works its exception is removed here.
-CATALOG_GAPS = frozenset({"describe_transaction", "alter_transaction"})
-
 
 def rows(count: int, start: int = 0) -> bytes:
     ids = range(start, start + count)
@@ -300,10 +295,6 @@ def test_lance_ns_serve_answers_what_pylances_server_answers(
         operation: run.failed.get(operation, "never answered")
         for operation in sorted(reference.answered - run.answered)
     }
-    gaps = set() if name == "dir" else CATALOG_GAPS
-    unexpected = {op: why for op, why in missing.items() if op not in gaps}
-    assert not unexpected, f"pylance's server over dir answers these, ours over {name} not"
-    # a gap closed is noticed here, so its exception goes
-    assert set(missing) == gaps, f"{sorted(gaps - set(missing))} now answer over {name}"
+    assert not missing, f"pylance's server over dir answers these, ours over {name} not"
     # the comparison covers every operation the spec has
     assert {op.method for op in lna.OPERATIONS} >= reference.answered | run.answered

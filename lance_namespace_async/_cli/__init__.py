@@ -20,6 +20,7 @@
     lance-ns add-columns NAME COL=EXPR...     lance-ns drop-columns NAME COL...
     lance-ns serve [--host H] [--port P] [--auth-token-env VAR]   the REST adapter
                    [--max-connections N] [--header-timeout S] ... (connection limits)
+                   [--workers N] [--config FILE with a 'serve' section; SIGHUP reloads it]
 
 The connection is ``--impl`` + ``--prop key=value``, or a profile (``--profile``,
 ``$LANCE_NS_PROFILE``) of the config file (``--config``, ``$LANCE_NS_CONFIG``,
@@ -227,7 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     scrub = _Scrubber()
     try:
         if args.command == "serve":
-            return serve._serve(command_parser, args, scrub)
+            given = list(sys.argv[1:] if argv is None else argv)
+            return serve.run(parser, command_parser, given, args, scrub)
         connection = _connection(command_parser, args)
         scrub.add(connection.secret_values())
         if args.command == "config":

@@ -72,7 +72,8 @@ PROFILE_ENV = "LANCE_NS_PROFILE"
 DEFAULT_PROFILE = "default"
 IMPL_KEY = "impl"
 
-_TOP_LEVEL_KEYS = ("profiles", "default-profile")
+#: ``serve``: the options of ``lance-ns serve --config`` (``_cli.serve_config``)
+_TOP_LEVEL_KEYS = ("profiles", "default-profile", "serve")
 _PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 _ENV_SEGMENT = re.compile(r"^[a-z0-9](?:[a-z0-9_]*[a-z0-9])?$")
 
@@ -210,6 +211,26 @@ def _yaml_problem(exc: Exception) -> str:
     return f"{problem}{where}"
 
 
+def _toml_as_text(path: Path, text: str) -> Any:
+    """A TOML config file, its profiles' scalars as text (as the YAML file reads them)."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:  # names line and column, never the value
+        raise InvalidInputError(f"config file {path} is not valid TOML: {exc}") from None
+    profiles = data.get("profiles")
+    if isinstance(profiles, dict):
+        for body in profiles.values():
+            if isinstance(body, dict):
+                for key, value in body.items():
+                    if isinstance(value, bool):
+                        body[key] = "true" if value else "false"
+                    elif isinstance(value, int | float):
+                        body[key] = str(value)
+    return data
+
+
 def load_config_file(path: Path) -> ConfigFile:
     """Read and check one config file; every error names the file and the key."""
     try:
@@ -219,17 +240,20 @@ def load_config_file(path: Path) -> ConfigFile:
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
         raise InvalidInputError(f"cannot read config file {path}: {reason}") from None
-    loader = _yaml_loader()
-    import yaml
+    if path.suffix.lower() == ".toml":
+        data = _toml_as_text(path, text)
+    else:
+        loader = _yaml_loader()
+        import yaml
 
-    try:
-        data = yaml.load(text, Loader=loader)  # BaseLoader builds only str/list/dict
-    except _DuplicateKey as exc:
-        raise InvalidInputError(f"config file {path}: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise InvalidInputError(
-            f"config file {path} is not valid YAML: {_yaml_problem(exc)}"
-        ) from None
+        try:
+            data = yaml.load(text, Loader=loader)  # BaseLoader builds only str/list/dict
+        except _DuplicateKey as exc:
+            raise InvalidInputError(f"config file {path}: {exc}") from None
+        except yaml.YAMLError as exc:
+            raise InvalidInputError(
+                f"config file {path} is not valid YAML: {_yaml_problem(exc)}"
+            ) from None
     if data is None or data == "":
         return ConfigFile(path, {})
     if not isinstance(data, dict):

@@ -5,14 +5,16 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import FrameType
+from typing import IO, TYPE_CHECKING
 
 import attrs
 
 from .. import errors
-from . import serve_workers
+from . import serve_mounts, serve_supervisor, serve_workers
 from .common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -29,6 +31,9 @@ from .common import (
 from .profiles import Connection
 from .request_limits import add_request_limit_options, request_limits_of
 
+if TYPE_CHECKING:
+    from ..server import AccessLog, ServerLimits
+
 
 def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
     """Register ``serve`` with the parser's ``command`` factory."""
@@ -40,10 +45,24 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         "and requests naming a host other than an IP address, localhost or --host are "
         "refused unless --allow-host names it, so DNS rebinding cannot reach it). JSON bodies "
         "must say Content-Type: application/json and Arrow bodies "
-        "application/vnd.apache.arrow.stream. Anywhere else than loopback, set a token."
+        "application/vnd.apache.arrow.stream. Anywhere else than loopback, set a token. "
+        "--config FILE: its 'serve' section sets any option below (keys are the long "
+        "option names; the command line wins). With that section, or --workers N > 1, a "
+        "supervisor runs the serving processes: it restarts one that dies, passes SIGTERM "
+        "on (each drains its requests) and on SIGHUP reads the file again and replaces "
+        "the workers (host, port and workers need a restart)."
     )
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default: loopback)")
     serve.add_argument("--port", type=_port, default=2333, help="TCP port (default: 2333)")
+    serve.add_argument(
+        "--workers",
+        type=_positive_int,
+        metavar="N",
+        default=1,
+        help="serving processes sharing the port, each with its own backend connection and "
+        "its own storage workers; a supervisor restarts one that dies (default: 1). "
+        "Not --storage-workers",
+    )
     serve.add_argument(
         "--auth-token-env",
         metavar="VAR",
@@ -150,8 +169,51 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         metavar="N",
         help="open connections; one more is answered 503 (default: 1000)",
     )
+    observing = serve.add_argument_group(
+        "observability",
+        "traces: set OTEL_TRACES_EXPORTER (otlp, console) and the other standard OTEL_* "
+        "variables (needs lance-namespace-async[otel]); off by default",
+    )
+    observing.add_argument(
+        "--metrics-port",
+        type=_port,
+        metavar="P",
+        help="serve Prometheus metrics at /metrics on this port, apart from the API's "
+        "(default: no metrics)",
+    )
+    observing.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="interface of the metrics port (default: loopback)",
+    )
     serve_workers.add_arguments(serve)
+    serve_mounts.add_arguments(serve)
     add_request_limit_options(serve)
+    operations = serve.add_argument_group(
+        "health and access log",
+        "GET /healthz (the process answers) and GET /readyz (the backend answers a cheap "
+        "call in time, else 503) need no token.",
+    )
+    operations.add_argument(
+        "--ready-timeout",
+        type=_seconds,
+        metavar="S",
+        default=2.0,
+        help="seconds the backend gets to answer /readyz's call, else 503 (default: 2)",
+    )
+    operations.add_argument(
+        "--access-log",
+        choices=["off", "json"],
+        default="off",
+        help="one JSON line per request (time, operation, id, status, code, duration, "
+        "bytes, request id; never headers, query strings or bodies) (default: off)",
+    )
+    operations.add_argument(
+        "--access-log-file",
+        metavar="PATH",
+        help="append the access log to PATH instead of stderr",
+    )
     serve.add_argument(
         "--log-level",
         default="info",
@@ -176,26 +238,171 @@ _LIMIT_OPTIONS = (
 )
 
 
-def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Scrubber) -> int:
-    token: str | None = None
-    if args.auth_token_env is not None:
-        token = os.environ.get(args.auth_token_env)
-        if not token:
-            parser.error(f"environment variable {args.auth_token_env} is not set or empty")
-        scrub.add([token])
+def run(
+    top: argparse.ArgumentParser,
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str],
+    args: argparse.Namespace,
+    scrub: _Scrubber,
+) -> int:
+    """``lance-ns serve``: one process, a supervisor of ``--workers`` (also whenever the
+    config file has a ``serve`` section, so SIGHUP can reload it), or one of its workers."""
+    try:
+        args, has_section = _with_config_file(top, parser, argv, args)
+    except errors.InvalidInputError as exc:
+        parser.error(exc.message)
+    if serve_supervisor.is_worker():
+        _divide_storage_workers(args)
+        return _serve(parser, args, scrub, sockets=[serve_supervisor.inherited_socket()])
+    if args.workers == 1 and not has_section:
+        return _serve(parser, args, scrub)
+    impl = _check_serving(parser, args, scrub)  # a broken configuration stops here
+    supervisor = serve_supervisor.Supervisor(
+        command=[sys.executable, "-m", "lance_namespace_async._cli", *argv],
+        workers=args.workers,
+        host=args.host,
+        port=args.port,
+        shutdown_grace=args.shutdown_grace or 5.0,
+        reload=lambda: _reloaded(top, parser, argv),
+        metrics_at=None if args.metrics_port is None else (args.metrics_host, args.metrics_port),
+    )
+    try:
+        _check_port_free(args.host, args.port)
+    except errors.InvalidInputError as exc:
+        _report(exc, verbose=False, scrub=scrub)
+        return EXIT_USAGE
+    suffix = " (bearer token required)" if args.auth_token_env else ""
+    print(
+        f"serving {impl} on {_url(args.host, args.port)} with {args.workers} "
+        f"worker process(es){suffix}",
+        flush=True,
+    )
+    return supervisor.run()
+
+
+def _with_config_file(
+    top: argparse.ArgumentParser,
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str],
+    args: argparse.Namespace,
+) -> tuple[argparse.Namespace, bool]:
+    """``args`` with the config file's ``serve`` section under the command line."""
+    from .serve_config import apply_serve_section, read_serve_section
+
+    path = _option(args, "config")
+    if path is None:
+        return args, False
+    section = read_serve_section(path)
+    if section is None:
+        return args, False
+    return apply_serve_section(top, parser, argv, args, section, str(path)), True
+
+
+def _reloaded(
+    top: argparse.ArgumentParser, parser: argparse.ArgumentParser, argv: Sequence[str]
+) -> tuple[str, int, int]:
+    """The supervisor's SIGHUP: the configuration read and checked again (raises with why,
+    the secrets the file or the environment holds scrubbed from it)."""
+    scrub = _Scrubber()
+    try:
+        first = top.parse_args(list(argv))
+        args, _ = _with_config_file(top, parser, argv, first)
+        _check_serving(parser, args, scrub)
+    except errors.LanceNamespaceError as exc:
+        raise errors.InvalidInputError(scrub(exc.message)) from None
+    except Exception as exc:
+        raise errors.InvalidInputError(scrub(f"{type(exc).__name__}: {exc}")) from None
+    return args.host, args.port, args.workers
+
+
+def _divide_storage_workers(args: argparse.Namespace) -> None:
+    """In one of N serving processes: the default storage workers and their memory are
+    the machine's divided among the N, not N times the machine's."""
+    from ..server._storage_workers import default_worker_count, default_worker_memory_mib
+
+    serving = args.workers
+    if args.storage_workers is None:
+        args.storage_workers = max(1, default_worker_count() // serving)
+    if args.worker_memory is None and args.storage_workers > 0:
+        args.worker_memory = default_worker_memory_mib(serving * (args.storage_workers + 1) - 1)
+
+
+def _check_serving(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Scrubber
+) -> str:
+    """Everything serving checks before it binds, the backend built and closed again;
+    the backend's impl."""
+    _token(parser, args, scrub)
     if args.max_body_bytes < 1:
         parser.error("--max-body-bytes must be >= 1")
-    connection = _connection(parser, args)
+    connection = serve_mounts.connection_of(parser, args) or _connection(parser, args)
     scrub.add(connection.secret_values())
+    _limits(parser, args)
+    if args.access_log_file is not None and args.access_log != "json":
+        parser.error("--access-log-file needs --access-log json")
+    request_limits_of(parser, args)
+    connection = _served_connection(connection, args)
+    serve_workers.storage_workers(parser, args, connection)
+    namespace = _connect(args, connection, scrub)
+    try:
+        from .. import server
+
+        server.create_app(
+            namespace, allowed_origins=args.allow_origin, allowed_hosts=args.allow_host
+        )
+    finally:
+        _close(namespace)
+    return connection.impl
+
+
+def _token(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Scrubber
+) -> str | None:
+    if args.auth_token_env is None:
+        return None
+    token = os.environ.get(args.auth_token_env)
+    if not token:
+        parser.error(f"environment variable {args.auth_token_env} is not set or empty")
+    scrub.add([token])
+    return token
+
+
+def _limits(parser: argparse.ArgumentParser, args: argparse.Namespace) -> ServerLimits:
     from .. import server
 
     given = {name: getattr(args, name) for name in _LIMIT_OPTIONS}
     try:
-        limits = server.ServerLimits(**{k: v for k, v in given.items() if v is not None})
+        return server.ServerLimits(**{k: v for k, v in given.items() if v is not None})
     except errors.InvalidInputError as exc:
         parser.error(str(exc))
+
+
+def _serve(
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    scrub: _Scrubber,
+    sockets: list[socket.socket] | None = None,
+) -> int:
+    token = _token(parser, args, scrub)
+    if args.max_body_bytes < 1:
+        parser.error("--max-body-bytes must be >= 1")
+    connection = serve_mounts.connection_of(parser, args) or _connection(parser, args)
+    scrub.add(connection.secret_values())
+    from .. import server
+
+    limits = _limits(parser, args)
     request_limits = request_limits_of(parser, args)
-    _check_port_free(args.host, args.port)
+    if args.access_log_file is not None and args.access_log != "json":
+        parser.error("--access-log-file needs --access-log json")
+    if args.metrics_port is not None and (args.metrics_port, args.metrics_host) == (
+        args.port,
+        args.host,
+    ):
+        parser.error("--metrics-port must differ from --port")
+    if sockets is None:
+        _check_port_free(args.host, args.port)
+        if args.metrics_port is not None:
+            _check_port_free(args.metrics_host, args.metrics_port)
     connection = _served_connection(connection, args)
     workers = serve_workers.storage_workers(parser, args, connection)
     namespace = _connect(args, connection, scrub)
@@ -205,12 +412,17 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
         auth_token=token,
         allowed_origins=args.allow_origin,
         allowed_hosts=args.allow_host,
+        ready_timeout=args.ready_timeout,
     )
+    access_log, log_file = _access_log(parser, args)
     # uvicorn re-raises SIGTERM once it has shut down; make that a clean exit
     # that still closes the backend instead of death by signal
     signal.signal(signal.SIGTERM, _interrupt)
     suffix = " (bearer token required)" if token else ""
-    print(f"serving {connection.impl} on {_url(args.host, args.port)}{suffix}", flush=True)
+    if sockets is None:
+        print(f"serving {connection.impl} on {_url(args.host, args.port)}{suffix}", flush=True)
+    else:
+        serve_supervisor.signal_ready()
     try:
         server.serve(
             namespace,
@@ -227,6 +439,13 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
             log_level=args.log_level,
             max_decoded_body_bytes=args.max_decoded_body_bytes,
             storage_workers=workers,
+            sockets=sockets,
+            ready_timeout=args.ready_timeout,
+            access_log=access_log,
+            # a serving process of --workers counts; its supervisor serves the metrics
+            metrics_port=args.metrics_port if sockets is None else None,
+            metrics_host=args.metrics_host,
+            metrics=args.metrics_port is not None,
         )
     except KeyboardInterrupt:
         pass
@@ -244,8 +463,27 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace, scrub: _Sc
     finally:
         if workers is not None:
             workers.close()  # after uvicorn's shutdown: no request is left to serve
+        if log_file is not None:
+            log_file.close()
         _close(namespace)
     return EXIT_OK
+
+
+def _access_log(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> tuple[AccessLog | None, IO[str] | None]:
+    """The access log the options ask for, and the file it writes to (None: stderr)."""
+    if args.access_log != "json":
+        return None, None
+    from ..server import AccessLog
+
+    if args.access_log_file is None:
+        return AccessLog(), None
+    try:
+        log_file = open(args.access_log_file, "a", encoding="ascii")  # noqa: SIM115
+    except OSError as exc:
+        parser.error(f"--access-log-file {args.access_log_file}: {exc.strerror}")
+    return AccessLog(log_file), log_file
 
 
 def _served_connection(connection: Connection, args: argparse.Namespace) -> Connection:

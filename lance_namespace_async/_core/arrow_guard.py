@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import errors
 from .arrow_data import ArrowData
+from .observe import refused
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -470,6 +471,7 @@ def checked_body_sync(raw: bytes, limit: int) -> ArrowData:
             for batch in batches:  # each written, then dropped: one decoded batch at a time
                 writer.write_batch(batch)
     except _TooLarge as exc:
+        refused(413, "max_decoded_body_bytes")
         raise DecodedBodyTooLargeError(
             f"{exc}: past max_decoded_body_bytes ({limit} bytes)"
         ) from None

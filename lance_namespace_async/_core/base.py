@@ -524,9 +524,7 @@ def _public(operation: Operation) -> Callable[..., Any]:
         ) -> Any:
             coerced = coerce_request(request, model)
             with call_timeout(timeout):
-                if self.stores_tables and pipeline_takes(method, coerced):
-                    return await pipeline_handler(method)(self, coerced)
-                return await getattr(self, hook)(coerced)
+                return await checked_call(self, method)(coerced)
 
         function = call_pipeline
     else:
@@ -540,6 +538,23 @@ def _public(operation: Operation) -> Callable[..., Any]:
 
         function = call
     return _named(function, operation, _public_doc(operation))
+
+
+def checked_call(namespace: AsyncLanceNamespace, method: str) -> Callable[..., Any]:
+    """What ``namespace``'s public coroutine of ``method`` awaits once the request is
+    checked: the backend's ``_<method>`` twin, or for one of the pipeline's operations on
+    a storage backend the pipeline when it takes the request (:mod:`.pipeline_hook`).
+    Whoever calls a backend's twins directly (a mounting namespace) calls this instead."""
+    twin: Callable[..., Any] = getattr(namespace, f"_{method}")
+    if method not in PIPELINE_METHODS or not namespace.stores_tables:
+        return twin
+
+    async def routed(request: Any, *data: Any) -> Any:
+        if pipeline_takes(method, request):
+            return await pipeline_handler(method)(namespace, request)
+        return await twin(request, *data)
+
+    return routed
 
 
 def _unsupported_twin(operation: Operation) -> Callable[..., Any]:

@@ -33,6 +33,8 @@ _BUILTIN: dict[str, tuple[str, str | None]] = {
     "unity": ("lance_namespace_async.unity:UnityNamespace", None),
     "glue": ("lance_namespace_async.glue:GlueNamespace", "glue"),
     "hive": ("lance_namespace_async.hive:HiveNamespace", "hive"),
+    # several of the above under one root, each under its mount's name
+    "mounts": ("lance_namespace_async.mounts:MountNamespace", None),
 }
 
 _registered: dict[str, str | type[AsyncLanceNamespace]] = {}

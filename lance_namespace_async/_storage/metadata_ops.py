@@ -16,6 +16,7 @@ from .requests import (
     update_field_metadata,
     version_entry,
 )
+from .store_versions import committed_on_store
 from .table_base import StorageTable, StorageTableBase
 from .tables import has_data
 from .version_batches import committed_manifests
@@ -209,8 +210,8 @@ class StorageMetadataOperations(StorageTableBase):
         )
 
     async def _version_entries(self, table: StorageTable, dataset: Any) -> list[dict[str, Any]]:
-        """TableVersion bodies of the dataset's versions; where the table is local, each
-        with the path of its manifest as named on storage (V1 or V2) relative to the
+        """TableVersion bodies of the dataset's versions, each with the path of its
+        manifest as named on storage (V1 or V2; local or an object store) relative to the
         table, as the directory backend answers it (pylance, reading a managed-versioning
         table, opens that path; the server's layout is no client's business)."""
 
@@ -218,7 +219,9 @@ class StorageMetadataOperations(StorageTableBase):
         below = "" if table.branch is None else f"tree/{table.branch}/"
 
         def listed() -> list[dict[str, Any]]:
-            names = committed_manifests(location)
+            names = committed_manifests(location) or committed_on_store(
+                location, table.storage_options
+            )
             return [
                 version_entry(
                     location,

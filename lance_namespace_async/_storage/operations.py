@@ -18,7 +18,9 @@ columns and schema), :class:`~.version_ops.StorageVersionOperations` (versions
 recorded from staged manifests, version deletion and the all-or-none batches, shared
 with the directory backend through :mod:`.version_batches`) and
 :class:`~.branch_ops.StorageBranchOperations` (the dataset's Lance branches; every
-operation that takes ``branch`` acts on the dataset checked out on it). A backend mixes
+operation that takes ``branch`` acts on the dataset checked out on it) and
+:class:`~.transaction_ops.StorageTransactionOperations` (DescribeTransaction and
+AlterTransaction, as pylance's directory answers them). A backend mixes
 :class:`StorageTableOperations` in and adds only what its catalog must see:
 
 * :meth:`~StorageTableOperations._creation_location`: where CreateTable writes a
@@ -48,6 +50,7 @@ from .._core.walk import ListAllTablesByWalking
 from .branch_ops import StorageBranchOperations
 from .data_ops import StorageDataOperations
 from .metadata_ops import StorageMetadataOperations
+from .transaction_ops import StorageTransactionOperations
 from .version_ops import StorageVersionOperations
 
 __all__ = ["StorageTableOperations"]
@@ -58,6 +61,7 @@ class StorageTableOperations(
     StorageMetadataOperations,
     StorageVersionOperations,
     StorageBranchOperations,
+    StorageTransactionOperations,
     ListAllTablesByWalking,
 ):
     """The table operations of a catalog backend, run on storage through pylance, and

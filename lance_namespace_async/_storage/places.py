@@ -38,7 +38,7 @@ _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3", "gcs": "gs", "abfss": "abfs"}
 
 #: what Lance keeps inside a table directory: never another table, so not searched
 _LANCE_INTERNALS = frozenset(
-    {"_versions", "data", "_transactions", "_indices", "_deletions", "_refs"}
+    {"_versions", "data", "_transactions", "_indices", "_deletions", "_refs", "_alter_transactions"}
 )
 
 

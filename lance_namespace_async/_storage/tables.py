@@ -43,6 +43,7 @@ import anyio.to_thread
 
 from .. import errors
 from .._core.arrow_json import json_arrow_schema
+from .._core.observe import backend_call
 from .containment import Confinement
 from .failures import is_native_panic, translate
 from .places import (
@@ -178,8 +179,10 @@ class LanceTables:
         confined: bool = False,
         confine_root: str | None = None,
         allowed_locations: Iterable[str] = (),
+        backend: str = "storage",
     ) -> None:
-        """``storage_root``: where tables may be deleted (None: only at their default
+        """``backend``: its name in metrics and spans (``_core.observe``);
+        ``storage_root``: where tables may be deleted (None: only at their default
         location); ``drop_allowed``: further prefixes where they may; ``protected``:
         places never deleted themselves, nor anything above them (the storage root is
         one); ``sealed``: places nothing inside of which is deleted or registered (the
@@ -189,6 +192,7 @@ class LanceTables:
         ``table_option_keys``: the storage options a table's own properties may set
         (None: any), see :meth:`options_for`."""
         self.limiter = anyio.CapacityLimiter(threads)
+        self.backend = backend
         #: run blocking calls on the calling thread (set by a storage worker process,
         #: which runs one operation at a time: a thread hop there only adds latency)
         self.inline = False
@@ -263,12 +267,17 @@ class LanceTables:
             opened = await self.open(location, storage_options=storage_options)
             result["is_only_declared"] = opened is None
 
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run a blocking call on a bounded worker thread, with typed errors."""
+    async def run(self, fn: Callable[..., T], *args: Any, kind: str = "storage") -> T:
+        """Run a blocking call on a bounded worker thread, with typed errors.
+
+        Every pylance call of the storage operations and of the directory backend comes
+        here, so this is where they are observed (``kind``: what the call reaches; hive's
+        metastore calls run here too, as ``thrift``)."""
         try:
-            if self.inline:
-                return fn(*args)
-            return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
+            with backend_call(self.backend, kind, getattr(fn, "__name__", "call")):
+                if self.inline:
+                    return fn(*args)
+                return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
         except errors.LanceNamespaceError:
             raise
         except BaseException as exc:

@@ -22,9 +22,10 @@ from typing import Any
 
 from .. import errors
 from .._core.identifiers import Identifier
-from .table_base import StorageTableBase
+from .table_base import StorageTable, StorageTableBase
 from .version_batches import (
     BatchHost,
+    _VersionEntry,
     batch_commit_tables,
     batch_create_table_versions,
     batch_delete_table_versions,
@@ -77,7 +78,31 @@ class StorageVersionOperations(StorageTableBase):
         return BatchHost(self, self.tables, _table_id, location, describe_version)
 
     async def _create_table_version(self, request: Any) -> Any:
-        return await create_table_version(self._version_host(), request)
+        from .._core.base import json_data
+        from .places import local_path
+
+        body: dict[str, Any] = json_data(request)
+        host = self._version_host()
+        entry = _VersionEntry.parse(host, body, "CreateTableVersion")
+        table = await self._storage_table(body, "CreateTableVersion", writes=True)
+        if local_path(table.location) is not None or table.access.namespace_client is not None:
+            return await create_table_version(host, request)
+        return await self._create_table_version_on_store(table, entry, body)
+
+    async def _create_table_version_on_store(
+        self, table: StorageTable, entry: _VersionEntry, body: dict[str, Any]
+    ) -> Any:
+        """CreateTableVersion of a table on an object store: put-if-absent on S3
+        (:mod:`.store_versions`), one version at a time (no batch: no undo there)."""
+        from ..models import CreateTableVersionResponse
+        from .store_versions import record_on_store
+
+        recorded = await self.tables.run(
+            record_on_store, table.location, table.storage_options, entry
+        )
+        if isinstance(body.get("e_tag"), str):
+            recorded["e_tag"] = body["e_tag"]
+        return CreateTableVersionResponse.from_dict({"version": recorded})
 
     async def _batch_delete_table_versions(self, request: Any) -> Any:
         return await batch_delete_table_versions(self._version_host(), request)

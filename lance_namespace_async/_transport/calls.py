@@ -20,6 +20,7 @@ import httpx
 import orjson
 
 from .. import errors
+from .._core.observe import BackendCall, backend_call
 from .._core.timeout import UseDefault, current_timeout
 
 __all__ = ["Answer", "CallState", "call_timeouts"]
@@ -142,9 +143,11 @@ class _CallScope:
     """
 
     __slots__ = (
+        "_backend",
         "_cancelling",
         "_expired",
         "_handle",
+        "_observed",
         "_scope",
         "_task",
         "_token",
@@ -153,10 +156,14 @@ class _CallScope:
         "state",
     )
 
-    def __init__(self, state: CallState, total: float | None, what: str) -> None:
+    def __init__(
+        self, state: CallState, total: float | None, what: str, backend: str = "http"
+    ) -> None:
         self.state = state
         self._total = total
         self._what = what
+        self._backend = backend
+        self._observed: BackendCall | None = None
         self._task: asyncio.Task[Any] | None = None
         self._expired = False
         self._cancelling = 0
@@ -166,6 +173,13 @@ class _CallScope:
 
     def __enter__(self) -> CallState:
         state, total = self.state, self._total
+        # observed once per call, not per attempt: its latency is what the operation waited
+        # (retries and backoff included) and every attempt carries the same traceparent
+        observed = self._observed = backend_call(self._backend, "catalog_http", "call", self._what)
+        observed.__enter__()
+        propagated = observed.headers()
+        if propagated:
+            state.headers.update(propagated)
         try:
             loop = asyncio.get_running_loop()
             task = asyncio.current_task(loop)
@@ -200,6 +214,9 @@ class _CallScope:
     ) -> None:
         if self._token is not None:
             _CALL.reset(self._token)
+        if self._observed is not None:
+            self._observed.__exit__(exc_type, exc, tb)
+            self._observed = None
         if self._scope is not None:
             self._scope.__exit__(exc_type, exc, tb)
             if not self._scope.cancelled_caught:

@@ -84,8 +84,11 @@ class HttpTransport(DirectRoutes):
         base_url: str,
         url_key: str = "uri",
         default_token_url: str | None = None,
+        backend: str = "rest",
     ) -> None:
         self.config = config
+        #: the backend's name in metrics and spans (``_core.observe``)
+        self.backend = backend
         self.base_url, self._basic = split_userinfo(base_url.rstrip("/"))
         if self._basic is not None:
             _check_no_other_auth(config, url_key)
@@ -160,7 +163,7 @@ class HttpTransport(DirectRoutes):
             headers=dict(headers) if headers else {},
             max_response_bytes=max_response_bytes,
         )
-        return _CallScope(state, self._total_timeout(), what)
+        return _CallScope(state, self._total_timeout(), what, self.backend)
 
     async def request(
         self,

@@ -76,6 +76,7 @@ class DirectoryCore(AsyncLanceNamespace):
         self.manifest = Manifest(self.root, config.storage, config.manifest_enabled)
         self.tables = LanceTables(
             threads=config.worker_threads,
+            backend="dir",
             storage_options=config.storage,
             storage_root=self.root,
             drop_allowed=config.drop_allowed_locations,

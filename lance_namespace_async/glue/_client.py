@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import anyio
 
 from .. import errors
+from .._core.observe import backend_call
 from .._core.paging import PageTrail
 from .._core.timeout import chosen_total
 from ..errors import MissingDependencyError
@@ -181,7 +182,8 @@ class GlueClient:
     async def _aws(self, call: Any, what: str, **route: Any) -> Any:
         """Await a botocore call within its deadline; its errors become ours (``route``
         types not-found/exists)."""
-        return await self._bounded(self._typed(call, what, route), what)
+        with backend_call("glue", "aws", "aws", what):
+            return await self._bounded(self._typed(call, what, route), what)
 
     async def _bounded(self, call: Awaitable[T], what: str) -> T:
         """``call`` within the call's deadline and answer size limit."""
@@ -211,7 +213,8 @@ class GlueClient:
         timeouts bound each wait, ``call_timeout`` (or the caller's ``timeout=``) the whole
         call, its retries and any credentials it needs first. ``not_found=`` and
         ``exists=`` name the errors its EntityNotFound and AlreadyExists answers become."""
-        return await self._bounded(self._call(action, what, **kwargs), what)
+        with backend_call("glue", "glue", action, what):
+            return await self._bounded(self._call(action, what, **kwargs), what)
 
     async def _call(self, action: str, what: str, **kwargs: Any) -> dict[str, Any]:
         route: dict[str, Any] = {k: kwargs.pop(k) for k in ("not_found", "exists") if k in kwargs}

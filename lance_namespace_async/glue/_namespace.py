@@ -91,6 +91,7 @@ class GlueNamespace(StorageTableOperations):
         self.root = (config.root or os.getcwd()).rstrip("/")
         self.tables = LanceTables(
             threads=config.worker_threads,
+            backend="glue",
             storage_options=config.storage,
             storage_root=config.root,
             drop_allowed=config.drop_allowed_locations,

@@ -147,6 +147,7 @@ class HiveNamespace(StorageTableOperations):
         super().__init__(config)
         self.tables = LanceTables(
             threads=config.pool_size,
+            backend="hive",
             storage_options=config.storage,
             storage_root=config.root,
             drop_allowed=config.drop_allowed_locations,
@@ -206,7 +207,7 @@ class HiveNamespace(StorageTableOperations):
                     f"{what}: metastore unreachable ({type(exc).__name__}: {exc})"
                 ) from None
 
-        return await self.tables.run(run)
+        return await self.tables.run(run, kind="thrift")
 
     def _namespace(self, body: Mapping[str, Any], *, allow_root: bool = True) -> Identifier:
         parts = validate_identifier(

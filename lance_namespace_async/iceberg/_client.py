@@ -64,6 +64,7 @@ class IcebergRestClient:
             base_url=config.endpoint,
             url_key="endpoint",
             default_token_url=f"{config.endpoint}/v1/oauth/tokens",
+            backend="iceberg",
         )
         self.http = CatalogHttp(
             self.transport, catalog="the Iceberg catalog", classify=classify_iceberg_error

@@ -122,6 +122,7 @@ class IcebergNamespace(ManagedIcebergBatches):
         self._listing_loads = anyio.Semaphore(config.max_connections, fast_acquire=True)
         self.tables = LanceTables(
             threads=config.worker_threads,
+            backend="iceberg",
             storage_options=config.storage,
             storage_root=config.root,
             drop_allowed=config.drop_allowed_locations,

@@ -13,8 +13,10 @@ driver fails its running jobs and exits with it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -146,3 +148,21 @@ def driver_processes() -> dict[str, int]:
     """The live driver processes of this process, master → pid (for tests and ops)."""
     with _lock:
         return {m: d.process.pid for m, d in _drivers.items() if d.alive()}
+
+
+def shutdown_drivers(timeout: float = 30.0) -> None:
+    """Stop this process's driver processes (their running jobs fail) and wait for them;
+    a driver that does not exit in ``timeout`` seconds is killed."""
+    with _lock:
+        drivers = list(_drivers.values())
+        _drivers.clear()
+    for driver in drivers:
+        if driver.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                driver.process.stdin.close()
+    for driver in drivers:
+        try:
+            driver.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(driver.process.pid, signal.SIGKILL)
+            driver.process.wait()

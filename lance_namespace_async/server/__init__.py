@@ -52,7 +52,8 @@ The package's private modules: ``_routes`` (the route table, request parsing),
 :func:`serve`), ``_limits`` and ``_protocol`` (the bounded HTTP/1.1 connection),
 ``_origin`` (Origin and Host checks), ``_request_limits``, ``_table_locks``,
 ``_storage_workers`` (worker processes for storage work), ``_serving`` (the served
-backend's properties).
+backend's properties), ``_health`` (``/healthz``, ``/readyz``), ``_access_log`` (the JSON
+access log).
 
 Layer (ARCHITECTURE.md): above the backends, beside ``_facade``. May import the core,
 ``errors``, ``models``, and storage (pylance's failures, containment, vended
@@ -65,7 +66,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._access_log import AccessLog
     from ._app import create_app, serve
+    from ._health import Health
     from ._limits import DEFAULT_MAX_BODY_BYTES, ServerLimits
     from ._request_limits import RequestLimits
     from ._routes import ROUTES, Route
@@ -75,6 +78,8 @@ if TYPE_CHECKING:
 #: command's options (request limits, storage workers) and a storage worker import
 #: their modules without Starlette, which only the app needs
 _LAZY: dict[str, str] = {
+    "AccessLog": "._access_log",
+    "Health": "._health",
     "DEFAULT_MAX_BODY_BYTES": "._limits",
     "ROUTES": "._routes",
     "RequestLimits": "._request_limits",
@@ -89,6 +94,8 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "ROUTES",
+    "AccessLog",
+    "Health",
     "RequestLimits",
     "Route",
     "ServerLimits",

@@ -13,16 +13,20 @@ import hmac
 import logging
 import re
 import traceback
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
 from .. import errors
+from .._core import observe
 from .._core.arrow_data import ArrowData
 from .._core.arrow_guard import DEFAULT_MAX_DECODED_BODY_BYTES, checked_body
 from .._core.identifiers import DEFAULT_DELIMITER, parse_identifier
 from .._core.operations import Operation
 from .._storage.failures import is_native_panic
 from .._storage.vended_credentials import capture_vended
+from ._access_log import ROUTE_KEY, AccessLog
+from ._health import HEALTH_PATHS, HEALTHZ, Health
 from ._origin import OriginPolicy
 from ._request_limits import RequestLimits
 from ._routes import (
@@ -136,8 +140,12 @@ class _Adapter:
         max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
         storage_workers: StorageWorkers | None = None,
         request_limits: RequestLimits | None = None,
+        health: Health | None = None,
+        access_log: AccessLog | None = None,
     ) -> None:
         self.namespace = namespace
+        self.health = health or Health(namespace)
+        self.access_log = access_log
         self.origins = origins or OriginPolicy()
         self.max_decoded_body_bytes = max_decoded_body_bytes
         self.storage_workers = storage_workers
@@ -147,6 +155,8 @@ class _Adapter:
         self.max_body_bytes = max_body_bytes
         self.expose_storage_options = expose_storage_options
         self.expose_vended_credentials = expose_vended_credentials
+        #: metrics and spans of each request (``server._observe``), when on
+        self.observer: Callable[..., Awaitable[Response]] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan is Starlette's; websockets are not ours
@@ -158,8 +168,63 @@ class _Adapter:
             if raw_path
             else quote(scope["path"], safe="/")
         )
-        response = await self._respond(request, path)
-        await response(scope, receive, send)
+        log = self.access_log
+        observer = self.observer
+        if log is None:
+            if observer is None:
+                response = await self._answer(request, path)
+                await response(scope, receive, send)
+                return
+            await observer(
+                self, request, path, scope, self._sender(request, path, scope, receive, send)
+            )
+            return
+        exchange = log.begin(scope, receive, send)
+        request = Request(scope, exchange.receive)
+        answered: Response | None = None
+        answer = self._sender(
+            request, path, scope, exchange.receive, exchange.send, exchange.request_id
+        )
+        try:
+            if observer is None:
+                answered = await answer()
+            else:
+                answered = await observer(self, request, path, scope, answer)
+        finally:
+            log.finish(exchange, scope, path, answered)
+
+    def _sender(
+        self,
+        request: Request,
+        path: str,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        request_id: str | None = None,
+    ) -> Callable[[], Awaitable[Response]]:
+        """The request answered and sent (with its request id when logged): what the
+        observer (metrics, spans) wraps."""
+
+        async def answer() -> Response:
+            response = await self._answer(request, path)
+            if request_id is not None:
+                response.raw_headers.append((b"x-request-id", request_id.encode()))
+            await response(scope, receive, send)
+            return response
+
+        return answer
+
+    async def _answer(self, request: Request, path: str) -> Response:
+        if path not in HEALTH_PATHS:
+            return await self._respond(request, path)
+        request.scope[ROUTE_KEY] = ("Healthz" if path == HEALTHZ else "Readyz", None)
+        if path != HEALTHZ:
+            # no token, but the Origin and Host checks: see _health
+            try:
+                self.origins.check(request.headers.get("origin"), request.headers.get("host"))
+            except errors.LanceNamespaceError as exc:
+                return self._error(exc, path, None)
+        return await self.health.answer(request.method, path)
 
     async def _respond(self, request: Request, path: str) -> Response:
         route: Route | None = None
@@ -168,6 +233,7 @@ class _Adapter:
             self.origins.check(headers.get("origin"), headers.get("host"))
             self._authenticate(headers)
             route, path_values = self._route(request.method, path)
+            request.scope[ROUTE_KEY] = (route.operation_id, path_values.get("id"))
             result = await self._call(route, path_values, request)
         except ClientDisconnect:
             return Response(status_code=499)  # nginx's "client closed request": nobody listens
@@ -387,4 +453,5 @@ class _Adapter:
         return raw
 
     def _too_large(self) -> _PayloadTooLargeError:
+        observe.refused(413, "max_body_bytes")
         return _PayloadTooLargeError(f"request body larger than {self.max_body_bytes} bytes")

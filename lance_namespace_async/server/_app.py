@@ -5,12 +5,16 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import socket
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import errors
 from .._core.arrow_guard import DEFAULT_MAX_DECODED_BODY_BYTES, check_decoded_limit
+from .._core.readiness import DEFAULT_READY_TIMEOUT
+from ._access_log import AccessLog
 from ._adapter import _Adapter, _check_token
+from ._health import Health
 from ._limits import DEFAULT_MAX_BODY_BYTES, ServerLimits
 from ._origin import OriginPolicy
 from ._request_limits import RequestLimits
@@ -28,6 +32,7 @@ from ._storage_workers import (
 
 if TYPE_CHECKING:
     from .._core.base import AsyncLanceNamespace
+    from ._observe import RequestObserver
 
 logger = logging.getLogger("lance_namespace_async.server")
 
@@ -44,6 +49,10 @@ def create_app(
     max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
     storage_workers: StorageWorkers | None = None,
     request_limits: RequestLimits | None = None,
+    ready_timeout: float = DEFAULT_READY_TIMEOUT,
+    access_log: AccessLog | None = None,
+    metrics: bool = False,
+    tracer_provider: Any = None,
 ) -> Starlette:
     """The ASGI application serving ``namespace`` as a Lance REST Namespace.
 
@@ -81,6 +90,17 @@ def create_app(
     ``request_limits`` bound the expressions and parameters of every request and the
     size of QueryTable answers (:class:`~._request_limits.RequestLimits`; its defaults
     when None): a request over a limit is code 13 before the backend sees it.
+
+    ``GET /healthz`` and ``GET /readyz`` answer without a token (``server._health``):
+    ``/readyz`` is 503 unless every part of the backend answers a cheap call within
+    ``ready_timeout`` seconds. ``access_log`` (started and closed by its owner; ``serve``
+    does both) gets one JSON line per request (``server._access_log``).
+
+    ``metrics`` counts and times every request and backend call in this process's
+    Prometheus metrics (``server._metrics``; :func:`serve`'s ``metrics_port`` serves
+    them). Spans are made when an OpenTelemetry ``TracerProvider`` is set globally
+    (``server._tracing``; :func:`serve` sets one up from the ``OTEL_*`` variables) or given
+    as ``tracer_provider``.
     """
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
         raise errors.InvalidInputError("max_body_bytes must be an integer")
@@ -94,6 +114,9 @@ def create_app(
         raise errors.InvalidInputError("storage_workers must be a StorageWorkers or None")
     if request_limits is not None and not isinstance(request_limits, RequestLimits):
         raise errors.InvalidInputError("request_limits must be a RequestLimits")
+    if access_log is not None and not isinstance(access_log, AccessLog):
+        raise errors.InvalidInputError("access_log must be an AccessLog or None")
+    health = Health(namespace, ready_timeout)
     adapter = _Adapter(
         namespace,
         _check_token(auth_token),
@@ -104,13 +127,34 @@ def create_app(
         check_decoded_limit(max_decoded_body_bytes),
         storage_workers,
         request_limits,
+        health,
+        access_log,
     )
+    if not isinstance(metrics, bool):
+        raise errors.InvalidInputError("metrics must be a boolean")
+    adapter.observer = _observer(metrics, tracer_provider)
     app = _AdapterApp(adapter)
     app.state.namespace = namespace
+    app.state.health = health  # another listener (a metrics port) serves the same checks
     from .._storage.containment import warn_if_unconfined
 
     warn_if_unconfined(namespace)  # a client must not reach storage outside its root
     return app
+
+
+def _observer(metrics: bool, tracer_provider: Any) -> RequestObserver | None:
+    """What observes each request: metrics when asked, spans when a tracer is set."""
+    from ._tracing import listen_to_backend_calls, tracer
+
+    spans = tracer(tracer_provider)
+    if not metrics and spans is None:
+        return None
+    from ._metrics import server_metrics
+    from ._observe import RequestObserver
+
+    if spans is not None:
+        listen_to_backend_calls(spans)
+    return RequestObserver(server_metrics() if metrics else None, spans)
 
 
 class _AdapterApp(Starlette):
@@ -174,6 +218,12 @@ def serve(
     log_level: str = "info",
     max_decoded_body_bytes: int = DEFAULT_MAX_DECODED_BODY_BYTES,
     storage_workers: StorageWorkerLimits | StorageWorkers | None = None,
+    sockets: list[socket.socket] | None = None,
+    ready_timeout: float = DEFAULT_READY_TIMEOUT,
+    access_log: AccessLog | None = None,
+    metrics_port: int | None = None,
+    metrics_host: str = "127.0.0.1",
+    metrics: bool | None = None,
 ) -> None:
     """Run the adapter with uvicorn until interrupted (blocking).
 
@@ -197,10 +247,33 @@ def serve(
     ``storage_workers`` is a :class:`StorageWorkers` for the same backend (the
     caller's to close). On SIGTERM, requests get a short grace to finish, then the
     workers still running are killed.
+
+    ``sockets``: listening sockets to serve on instead of binding ``host``/``port``
+    (the serving processes of ``lance-ns serve --workers N`` share the supervisor's).
+
+    ``ready_timeout`` and ``access_log`` are :func:`create_app`'s; ``serve`` starts the
+    access log and closes it (its queued lines written) on shutdown.
+
+    ``metrics_port`` serves Prometheus metrics at ``/metrics`` on ``metrics_host`` (loopback
+    by default), a port apart from the API's (``server._metrics``); ``metrics`` (default:
+    whether ``metrics_port`` is given) counts without serving them, for a worker process whose
+    supervisor serves the metrics of all (``PROMETHEUS_MULTIPROC_DIR``). Traces are on when
+    the ``OTEL_*`` environment variables ask for them (``server._tracing``).
     """
     from .._core.base import AsyncLanceNamespace
     from .._core.registry import connect
     from ._serving import served_properties
+    from ._tracing import configure_from_environment
+
+    if metrics_port is not None and (
+        isinstance(metrics_port, bool)
+        or not isinstance(metrics_port, int)
+        or not 0 < metrics_port < 65536
+    ):
+        raise errors.InvalidInputError("metrics_port must be a TCP port (1-65535) or None")
+    if metrics is not None and not isinstance(metrics, bool):
+        raise errors.InvalidInputError("metrics must be a boolean or None")
+    configure_from_environment()  # before the app: it looks for a tracer
 
     if limits is None:
         limits = ServerLimits()
@@ -231,22 +304,43 @@ def serve(
         max_decoded_body_bytes=max_decoded_body_bytes,
         storage_workers=workers,
         request_limits=request_limits,
+        ready_timeout=ready_timeout,
+        access_log=access_log,
+        metrics=metrics_port is not None if metrics is None else metrics,
     )
+    metrics_server = None
+    if metrics_port is not None:
+        from ._metrics import start_metrics_server
+
+        try:
+            metrics_server = start_metrics_server(metrics_host, metrics_port)
+        except BaseException:  # the port taken: nothing served, so nothing left running
+            if workers is not None and owned_workers:
+                workers.close()
+            if owned:
+                asyncio.run(namespace.aclose())
+            raise
     if auth_token is None and not _is_loopback(host):
         logger.warning("serving on %s without authentication: anyone can reach it", host)
-    asyncio.run(
-        _serve(
-            app,
-            namespace,
-            owned,
-            limits=limits,
-            max_body_bytes=max_body_bytes,
-            host=host,
-            port=port,
-            log_level=log_level,
-            workers=(workers, owned_workers),
+    try:
+        asyncio.run(
+            _serve(
+                app,
+                namespace,
+                owned,
+                limits=limits,
+                max_body_bytes=max_body_bytes,
+                host=host,
+                port=port,
+                log_level=log_level,
+                workers=(workers, owned_workers),
+                sockets=sockets,
+                access_log=access_log,
+            )
         )
-    )
+    finally:
+        if metrics_server is not None:
+            metrics_server.shutdown()
 
 
 async def _serve(
@@ -260,6 +354,8 @@ async def _serve(
     port: int,
     log_level: str,
     workers: tuple[StorageWorkers | None, bool] = (None, False),
+    sockets: list[socket.socket] | None = None,
+    access_log: AccessLog | None = None,
 ) -> None:
     try:
         from ._protocol import guarded_server
@@ -273,15 +369,21 @@ async def _serve(
         app,
         limits,
         max_body_bytes,
+        on_refusal=access_log.refused if access_log is not None else None,
         host=host,
         port=port,
         log_level=log_level,
         # then in-flight requests are cancelled, and with them their workers' tasks
         timeout_graceful_shutdown=pool.limits.shutdown_grace if pool is not None else None,
+        access_log=False,  # uvicorn's own: our JSON log (--access-log json) or nothing
     )
+    if access_log is not None:
+        access_log.start()
     try:
-        await server.serve()
+        await server.serve(sockets=sockets)
     finally:
+        if access_log is not None:
+            access_log.close()
         if pool is not None and owned_pool:
             pool.close()
         if owned:

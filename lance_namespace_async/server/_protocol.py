@@ -36,6 +36,7 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 import uvicorn
@@ -44,6 +45,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from .. import errors
+from .._core import observe
 
 if TYPE_CHECKING:
     from ._limits import ServerLimits
@@ -129,6 +131,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     limits: ServerLimits
     max_body_bytes: int
+    #: told of every refusal the bounds make: (status, what was refused, client address)
+    on_refusal: Callable[[int, str, str | None], None] | None = None
     #: when a refused connection was last logged (one warning per 10 s, not per connection)
     _last_refusal_logged: float = -1e9
 
@@ -160,6 +164,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self.transport = transport
             transport.write(_ANSWER_503)
             transport.close()
+            self._refused(503, "max_connections")
             now = time.monotonic()
             if now - GuardedHttpToolsProtocol._last_refusal_logged >= 10:
                 GuardedHttpToolsProtocol._last_refusal_logged = now
@@ -247,11 +252,26 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self._too_large:
             self._refuse_head(self._too_large)
             return
+        self._refused(400, "malformed_request")
         self._close_with(error_response(400, "Bad Request", _CODE_13, msg))
 
     # -- refusals ---------------------------------------------------------------------------
 
+    def _refused(self, status: int, what: str) -> None:
+        """Count a refusal (metrics) and tell ``on_refusal`` (the access log); never raises."""
+        observe.refused(status, what)
+        hook = self.on_refusal
+        if hook is None:
+            return
+        peer = self.transport.get_extra_info("peername") if self.transport else None
+        client = str(peer[0]) if isinstance(peer, tuple) and peer else None
+        try:
+            hook(status, what, client)
+        except Exception:  # a log must never break the connection handling
+            logger.exception("on_refusal failed")
+
     def _refuse_head(self, message: str) -> None:
+        self._refused(431, "max_header_bytes" if "bytes" in message else "max_header_fields")
         self._close_with(error_response(431, "Request Header Fields Too Large", _CODE_13, message))
 
     def _close_with(self, answer: bytes) -> None:
@@ -305,10 +325,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                 self.transport.close()  # nothing was ever sent: nothing to answer
                 return
             message = f"request head not received within {self.limits.header_timeout:g} s"
+            self._refused(408, "header_timeout")
             self._close_with(error_response(408, "Request Timeout", _CODE_13, message))
             return
         if self._body_deadline is not None and now >= self._body_deadline:
             message = f"request body not received within {self.limits.body_timeout:g} s"
+            self._refused(408, "body_timeout")
             self._close_with(error_response(408, "Request Timeout", _CODE_13, message))
 
 
@@ -346,10 +368,15 @@ class GuardedServer(uvicorn.Server):
 
 
 def guarded_server(
-    app: Any, limits: ServerLimits, max_body_bytes: int, **options: Any
+    app: Any,
+    limits: ServerLimits,
+    max_body_bytes: int,
+    on_refusal: Callable[[int, str, str | None], None] | None = None,
+    **options: Any,
 ) -> GuardedServer:
     """The uvicorn server :func:`~lance_namespace_async.server.serve` runs, with ``limits``.
 
+    ``on_refusal`` hears of each refusal the bounds make (431, 408, 400, 503);
     ``options`` go to :class:`uvicorn.Config` (host, port, log_level, ...).
     """
     missing = [name for name in _HOOKS if not callable(getattr(HttpToolsProtocol, name, None))]
@@ -361,7 +388,11 @@ def guarded_server(
     protocol = type(
         "GuardedHttpToolsProtocol",
         (GuardedHttpToolsProtocol,),
-        {"limits": limits, "max_body_bytes": max_body_bytes},
+        {
+            "limits": limits,
+            "max_body_bytes": max_body_bytes,
+            "on_refusal": staticmethod(on_refusal) if on_refusal else None,
+        },
     )
     config = uvicorn.Config(
         app,

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import errors
+from .._core import observe
 from .._storage.worker_process import (
     _MEMORY_EXIT,
     _initialize_worker,
@@ -80,7 +81,10 @@ logger = logging.getLogger("lance_namespace_async.server")
 
 #: The operations that run in a worker: they decode Arrow rows, evaluate client
 #: expressions, scan data or build indices. Everything else (catalog entries,
-#: versions, tags, branches, metadata-only schema changes) stays in the server process.
+#: versions, tags, branches, metadata-only schema changes) stays in the server process,
+#: and so do RefreshMaterializedView and AlterTableBackfillColumns: they only queue a
+#: Spark job, whose driver must outlive the request and must not inherit a worker's
+#: address-space limit (a JVM reserves far more than any worker limit).
 STORAGE_METHODS: frozenset[str] = frozenset(
     {
         "create_table",
@@ -94,12 +98,10 @@ STORAGE_METHODS: frozenset[str] = frozenset(
         "analyze_table_query_plan",
         "alter_table_add_columns",
         "alter_table_alter_columns",
-        "alter_table_backfill_columns",
         "create_table_index",
         "create_table_scalar_index",
         "get_table_stats",
         "create_materialized_view",
-        "refresh_materialized_view",
     }
 )
 
@@ -313,10 +315,22 @@ class StorageWorkers:
         ``receive`` says the client disconnected (the work is killed then)."""
         limits = self.limits
         if self._admitted >= limits.workers + limits.max_queued:
+            observe.refused(503, "storage_queue")
             raise errors.ServiceUnavailableError(
                 f"the server is busy: {self._admitted} storage requests are running or "
                 "waiting; retry later"
             )
+        with observe.backend_call("storage_workers", "storage_worker", method):
+            return await self._call(method, body, data, receive)
+
+    async def _call(
+        self,
+        method: str,
+        body: dict[str, Any],
+        data: ArrowData | None,
+        receive: Callable[[], Awaitable[Any]] | None,
+    ) -> Any:
+        limits = self.limits
         payload = data.to_bytes() if data is not None else None
         self._admitted += 1
         work = asyncio.ensure_future(self._run(method, body, payload))

@@ -1,0 +1,473 @@
+"""Materialized views (``kind=query``): CreateMaterializedView, RefreshMaterializedView
+and the refresh job's body, on every storage backend.
+
+**Naming tables in ``source_query``.** The query is Spark SQL. A table of the view's own
+namespace is named by its table name (``SELECT ... FROM orders``); a table anywhere else
+in the same backend by its full identifier joined with the protocol's delimiter ``$``, in
+backticks (``FROM `sales$eu$orders```). Dotted names (``sales.orders``) are refused: Spark
+reads them as its own catalog's. Tables are found the way Spark analysis asks for them
+(CTEs and subqueries work as usual), each bound as a temporary view of a session of its
+own over our data source's reader (``spark.read``), so only tables reachable through the
+view's backend are ever read. An unknown table is TableNotFound, before anything is written.
+
+**What a view keeps.** The definition lives in the view table's schema metadata, which
+every Lance version carries and every backend's DescribeTable (``load_detailed_metadata``)
+answers in ``schema.metadata``: ``materialized_view.kind``, ``.source_query``,
+``.sources`` (JSON ``[{"id": [...], "version": n}]``, the versions the last refresh
+read; ``null`` before one) and ``.refreshed_by`` (the job). A refresh rewrites them in the
+same commit as the rows, so rows and provenance never disagree.
+
+**Refresh.** One Spark job: the sources read at their latest versions (or ``src_version``,
+which the protocol gives as one number, so it is accepted only for a view of one source),
+the query run, its rows written by tasks as Lance fragments nobody references yet, then
+one Overwrite commit (through the catalog for ``managed_by=impl`` tables) — the data
+source's own two-phase writer. A failure or cancel before the commit deletes what the
+tasks wrote, leaving the previous version. ``max_rows_per_fragment`` is the rows per
+written data file; ``concurrency`` the most write tasks (the result is coalesced to it);
+``source_task_size``, ``intra_applier_concurrency``, ``output_limit`` and ``manifest``
+have no meaning for a SQL view and are ignored.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+import pyarrow as pa
+
+from .. import errors
+from .._core.base import AsyncLanceNamespace
+from ._control import JobCancelled, JobControl
+from ._view_schema import fits, parse_output_schema
+
+__all__ = [
+    "KIND_KEY",
+    "QUERY_KEY",
+    "REFRESHED_BY_KEY",
+    "SOURCES_KEY",
+    "create_materialized_view",
+    "refresh_materialized_view",
+    "run_refresh",
+]
+
+KIND_KEY = "materialized_view.kind"
+QUERY_KEY = "materialized_view.source_query"
+SOURCES_KEY = "materialized_view.sources"
+REFRESHED_BY_KEY = "materialized_view.refreshed_by"
+#: how tables of other namespaces are named in a query (``ns$table``)
+DELIMITER = "$"
+#: the most tables one query may read
+MAX_SOURCES = 64
+_JOB_KIND = "refresh_materialized_view"
+_BACKTICKED = re.compile(r"`((?:[^`]|``)*)`")
+
+Describe = Callable[[list[str]], int | None]
+
+
+# -- the query's sources ---------------------------------------------------------------------
+
+
+def _relation_parts(relation_name: str) -> list[str]:
+    """Spark's ``relationName`` (```a`.`b```) as its parts."""
+    parts = [m.replace("``", "`") for m in _BACKTICKED.findall(relation_name)]
+    return parts or [relation_name]
+
+
+def source_id(relation_name: str, namespace: Sequence[str]) -> list[str]:
+    """The table a name in the query stands for (see the module docstring)."""
+    parts = _relation_parts(relation_name)
+    if len(parts) != 1:
+        raise errors.InvalidInputError(
+            f"table {relation_name} in source_query: name a table of another namespace "
+            f"by its identifier joined with {DELIMITER!r}, in backticks "
+            f"(`{DELIMITER.join(parts)}`), not dotted"
+        )
+    name = parts[0]
+    if DELIMITER in name:
+        table_id = name.split(DELIMITER)
+        if not all(table_id):
+            raise errors.InvalidInputError(f"table {relation_name}: an empty identifier part")
+        return table_id
+    return [*namespace, name]
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def bind_query(
+    spark: Any,
+    query: str,
+    *,
+    impl: str,
+    properties: Mapping[str, str],
+    namespace: Sequence[str],
+    latest_version: Describe,
+    versions: Mapping[tuple[str, ...], int] | None = None,
+) -> tuple[Any, list[dict[str, Any]]]:
+    """``query`` analysed in a session of its own with every table it names bound.
+
+    Returns the DataFrame (nothing run yet) and its sources as ``[{"id", "version"}]``.
+    ``latest_version(id)`` is asked for the version of a source not in ``versions``
+    (TableNotFound when there is none). Refuses (InvalidInput) a query Spark cannot
+    parse or resolve.
+    """
+    from pyspark.errors import AnalysisException, ParseException
+
+    from .. import spark as lna_spark
+
+    session = spark.newSession()
+    sources: list[dict[str, Any]] = []
+    quiet = logging.getLogger("SQLQueryContextLogger")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)  # each unbound table is an expected analysis error
+    try:
+        for _ in range(MAX_SOURCES + 1):
+            try:
+                frame = session.sql(query)
+                frame.schema  # noqa: B018 - analysis happens here
+                return frame, sources
+            except ParseException as exc:
+                raise errors.InvalidInputError(
+                    f"source_query is not Spark SQL: {_first_line(exc)}"
+                ) from None
+            except AnalysisException as exc:
+                if exc.getCondition() != "TABLE_OR_VIEW_NOT_FOUND":
+                    raise errors.InvalidInputError(f"source_query: {_first_line(exc)}") from None
+                relation = str((exc.getMessageParameters() or {}).get("relationName", ""))
+            table_id = source_id(relation, namespace)
+            if any(s["id"] == table_id for s in sources):
+                raise errors.InvalidInputError(f"source_query: cannot bind {relation}")
+            pinned = (versions or {}).get(tuple(table_id))
+            version = latest_version(table_id) if pinned is None else pinned
+            frame = lna_spark.read(
+                session,
+                DELIMITER.join(table_id),
+                impl=impl,
+                properties=properties,
+                delimiter=DELIMITER,
+                version=version,
+            )
+            frame.createOrReplaceTempView(relation)
+            sources.append({"id": table_id, "version": version})
+        raise errors.InvalidInputError(f"source_query reads more than {MAX_SOURCES} tables")
+    finally:
+        quiet.setLevel(level)
+
+
+def query_schema(frame: Any) -> pa.Schema:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(frame.schema, timezone="UTC")
+
+
+# -- the view's definition -------------------------------------------------------------------
+
+
+def definition_metadata(
+    query: str, sources: list[dict[str, Any]], *, refreshed: bool, job_id: str | None = None
+) -> dict[str, str]:
+    """The schema metadata a view's table carries (see the module docstring)."""
+    recorded = [{"id": s["id"], "version": s["version"] if refreshed else None} for s in sources]
+    metadata = {KIND_KEY: "query", QUERY_KEY: query, SOURCES_KEY: json.dumps(recorded)}
+    if job_id is not None:
+        metadata[REFRESHED_BY_KEY] = job_id
+    return metadata
+
+
+def view_definition(schema_metadata: Mapping[Any, Any] | None) -> dict[str, str] | None:
+    """A table's view definition from its schema metadata (None: not a view)."""
+    decoded = {
+        (k.decode() if isinstance(k, bytes) else str(k)): (
+            v.decode() if isinstance(v, bytes) else str(v)
+        )
+        for k, v in (schema_metadata or {}).items()
+    }
+    if KIND_KEY not in decoded or QUERY_KEY not in decoded:
+        return None
+    return decoded
+
+
+def _with_metadata(schema: pa.Schema, metadata: Mapping[str, str]) -> pa.Schema:
+    return schema.with_metadata({**(schema.metadata or {}), **metadata})
+
+
+# -- the Spark session an analysis uses -------------------------------------------------------
+
+
+def _analysis_spark(ns: AsyncLanceNamespace) -> Any:
+    """The session CreateMaterializedView analyses its query on: the jobs' default
+    cluster's when the runner offers one (``_jobs.spark_session(ns, cluster)``),
+    otherwise the active session or a local one."""
+    try:
+        jobs = importlib.import_module(f"{__package__}._jobs")
+    except ImportError:
+        jobs = None
+    session_for = getattr(jobs, "spark_session", None)
+    if session_for is not None:
+        return session_for(ns, None)
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    return (
+        SparkSession.builder.master("local[2]")
+        .appName("lance-namespace-async-pipeline")
+        .config("spark.ui.enabled", "false")
+        .getOrCreate()
+    )
+
+
+async def _start_job(
+    ns: AsyncLanceNamespace, table_id: list[str], request: Mapping[str, Any], cluster: str | None
+) -> str:
+    jobs = importlib.import_module(f"{__package__}._jobs")
+    job_id: str = await jobs.start_job(
+        ns, kind=_JOB_KIND, table_id=table_id, request=request, cluster=cluster
+    )
+    return job_id
+
+
+# -- the operations ----------------------------------------------------------------------------
+
+
+def _given(request: Any, name: str) -> Any:
+    """A request field's value; None when absent (the generated models' UNSET)."""
+    value = getattr(request, name, None)
+    return None if value is None or type(value).__name__ == "Unset" else value
+
+
+def _view_id(request: Any) -> list[str]:
+    table_id = [str(part) for part in (_given(request, "id") or [])]
+    if len(table_id) < 1 or not all(table_id):
+        raise errors.InvalidInputError("a materialized view needs an id (its table identifier)")
+    return table_id
+
+
+def _refuse_code(kind: str) -> errors.UnsupportedOperationError:
+    return errors.UnsupportedOperationError(
+        f"materialized views of kind {kind!r} run client-supplied code, which this "
+        "namespace does not execute; kind 'query' (Spark SQL) is supported"
+    )
+
+
+async def _latest_version(ns: AsyncLanceNamespace, table_id: list[str]) -> int | None:
+    from ..models import DescribeTableRequest
+
+    described = await ns.describe_table(
+        DescribeTableRequest.from_dict({"id": table_id, "load_detailed_metadata": True})
+    )
+    return described.version if isinstance(described.version, int) else None
+
+
+async def create_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any:
+    """Check the query and schema, create the view's table, start its first refresh."""
+    from ..models import CreateMaterializedViewResponse, CreateTableRequest, TableExistsRequest
+
+    view_id = _view_id(request)
+    kind = str(_given(request, "kind") or "")
+    if kind in ("udtf", "chunker"):
+        raise _refuse_code(kind)
+    if kind != "query":
+        raise errors.InvalidInputError(f"kind must be 'query', 'udtf' or 'chunker', got {kind!r}")
+    query = _given(request, "source_query")
+    if not isinstance(query, str) or not query.strip():
+        raise errors.InvalidInputError("source_query must be a non-empty Spark SQL query")
+    text = _given(request, "output_schema")
+    try:
+        output = parse_output_schema(str(text or ""))
+        ddl = False
+    except errors.InvalidInputError:
+        output, ddl = None, True  # perhaps a DDL string: parsed once a session is up
+    try:
+        await ns.table_exists(TableExistsRequest.from_dict({"id": view_id}))
+    except errors.TableNotFoundError:
+        pass
+    else:
+        raise errors.TableAlreadyExistsError(f"table {view_id!r} already exists")
+
+    def analyse() -> tuple[pa.Schema, list[dict[str, Any]]]:
+        spark = _analysis_spark(ns)
+        schema = parse_output_schema(str(text or ""), spark) if ddl else output
+        assert schema is not None
+        frame, sources = bind_query(
+            spark,
+            query,
+            impl=ns.impl_name,
+            properties=ns.config.properties,
+            namespace=view_id[:-1],
+            latest_version=lambda table_id: anyio.from_thread.run(_latest_version, ns, table_id),
+        )
+        fits(query_schema(frame), schema)
+        return schema, sources
+
+    schema, sources = await anyio.to_thread.run_sync(analyse)
+    metadata = definition_metadata(query, sources, refreshed=False)
+    empty = _with_metadata(schema, metadata).empty_table()
+    created = await ns.create_table(CreateTableRequest.from_dict({"id": view_id}), empty)
+    version = created.version if isinstance(created.version, int) else 1
+    job_id = None
+    if _given(request, "with_no_data") is not True:
+        job_id = await _start_job(ns, view_id, {"id": view_id}, None)
+    return CreateMaterializedViewResponse(version=version, job_id=job_id)
+
+
+def _optional_positive(request: Any, name: str, minimum: int = 1) -> int | None:
+    value = _given(request, name)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise errors.InvalidInputError(f"{name} must be an integer >= {minimum}")
+    return value
+
+
+def _schema_metadata(described: Any) -> dict[str, str]:
+    """A DescribeTable answer's schema metadata as a plain map."""
+    metadata = _given(_given(described, "schema"), "metadata")
+    if metadata is None or isinstance(metadata, str):
+        return {}
+    values = metadata.to_dict() if hasattr(metadata, "to_dict") else metadata
+    return {str(k): str(v) for k, v in dict(values).items()}
+
+
+async def refresh_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any:
+    """Check the view and the request, then start the refresh job; answers its id."""
+    from ..models import DescribeTableRequest, RefreshMaterializedViewResponse
+
+    view_id = _view_id(request)
+    src_version = _optional_positive(request, "src_version", 0)
+    body: dict[str, Any] = {"id": view_id}
+    for name in ("max_rows_per_fragment", "concurrency"):
+        value = _optional_positive(request, name)
+        if value is not None:
+            body[name] = value
+    described = await ns.describe_table(
+        DescribeTableRequest.from_dict({"id": view_id, "load_detailed_metadata": True})
+    )
+    definition = view_definition(_schema_metadata(described))
+    if definition is None:
+        raise errors.InvalidInputError(f"table {view_id!r} is not a materialized view")
+    if src_version is not None:
+        sources = json.loads(definition.get(SOURCES_KEY) or "[]")
+        if len(sources) != 1:
+            raise errors.InvalidInputError(
+                f"src_version names one source's version; view {view_id!r} reads "
+                f"{len(sources)} tables (refresh it at their latest versions)"
+            )
+        body["src_version"] = src_version
+    cluster = _given(request, "cluster")
+    job_id = await _start_job(ns, view_id, body, cluster if isinstance(cluster, str) else None)
+    return RefreshMaterializedViewResponse(job_id=job_id)
+
+
+# -- the job ------------------------------------------------------------------------------------
+
+
+def _view_handle(control: JobControl, view_id: list[str]) -> tuple[Any, Any]:
+    """The view table's handle and dataset at its current version (data source's resolve)."""
+    from ..spark._options import SourceOptions
+    from ..spark._source import _resolve
+
+    options = SourceOptions(
+        impl=control.impl,
+        properties=dict(control.properties),
+        table_id=tuple(view_id),
+        version=None,
+        columns=None,
+        batch_size=8192,
+        save_mode=None,
+        max_rows_per_file=1_048_576,
+        push_filters=None,
+    )
+    handle, dataset = _resolve(options, latest=True)
+    if dataset is None:
+        raise errors.InvalidTableStateError(f"view {view_id!r} has no version to refresh")
+    return handle, dataset
+
+
+def run_refresh(control: JobControl, request: Mapping[str, Any]) -> int:
+    """The refresh job: run the view's query on Spark, commit one Overwrite version.
+
+    Returns the version the commit made. Raises JobCancelled (nothing committed, the
+    tasks' files deleted) when cancelled before the commit.
+    """
+    from ..spark._job_files import JobFiles
+    from ..spark._source import WrittenFragments, _Writer
+
+    view_id = [str(part) for part in request["id"]]
+    handle, dataset = _view_handle(control, view_id)
+    definition = view_definition(dataset.schema.metadata)
+    if definition is None:
+        raise errors.InvalidInputError(f"table {view_id!r} is not a materialized view")
+    control.progress(0, 2)
+    recorded = json.loads(definition.get(SOURCES_KEY) or "[]")
+    versions: dict[tuple[str, ...], int] = {}
+    if request.get("src_version") is not None and len(recorded) == 1:
+        versions[tuple(recorded[0]["id"])] = int(request["src_version"])
+    facade = control.namespace()
+
+    def latest_version(table_id: list[str]) -> int | None:
+        described = facade.describe_table({"id": table_id, "load_detailed_metadata": True})
+        return described.version if isinstance(described.version, int) else None
+
+    frame, sources = bind_query(
+        control.spark,
+        definition[QUERY_KEY],
+        impl=control.impl,
+        properties=control.properties,
+        namespace=view_id[:-1],
+        latest_version=latest_version,
+        versions=versions,
+    )
+    output = pa.schema([f.remove_metadata() for f in dataset.schema]).remove_metadata()
+    fits(query_schema(frame), output)
+    metadata = definition_metadata(
+        definition[QUERY_KEY], sources, refreshed=True, job_id=control.job_id
+    )
+    target = _with_metadata(dataset.schema, metadata)
+    frame = frame.select(*[f"`{name.replace('`', '``')}`" for name in output.names])
+    concurrency = request.get("concurrency")
+    if isinstance(concurrency, int) and concurrency > 0:
+        frame = frame.coalesce(concurrency)
+    job = JobFiles(handle.location, control.job_id.removeprefix("lna-job-"))
+    writer = _Writer(
+        handle,
+        target,
+        overwrite=True,
+        storage_version=str(dataset.data_storage_version),
+        max_rows_per_file=int(request.get("max_rows_per_fragment") or 1_048_576),
+        job=job if job.start() else None,
+    )
+    control.raise_if_cancelled()
+
+    def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        written = writer.write(batches)
+        yield pa.record_batch({"fragments": pa.array([json.dumps(written.fragments)])})
+
+    messages: list[Any] = []
+    try:
+        rows = frame.mapInArrow(write, "fragments string").collect()
+        messages = [WrittenFragments(json.loads(row["fragments"])) for row in rows]
+        control.progress(1, 2)
+        control.raise_if_cancelled()
+        writer.commit(messages)
+    except BaseException as exc:
+        writer.abort(messages)
+        if isinstance(exc, errors.LanceNamespaceError | JobCancelled):
+            raise
+        if isinstance(exc, Exception):
+            raise errors.InternalError(
+                f"refresh of view {view_id!r} failed: {_first_line(exc)}"
+            ) from exc
+        raise
+    _, committed = _view_handle(control, view_id)
+    control.progress(2, 2)
+    return int(committed.version)
