@@ -636,14 +636,20 @@ class RestNamespace(AsyncLanceNamespace):
 
 
 #: what a generated ``_get_kwargs`` may hold for :meth:`HttpTransport.exchange` to send it
-#: the statuses that carry an operation's answer: 200, and 202 for the operations that
-#: start a job (AlterTableBackfillColumns, RefreshMaterializedView answer its id)
-_ANSWERED = frozenset({200, 202})
+#: the statuses that carry an operation's answer: 200; 201 for CreateMaterializedView and
+#: 202 for the operations that start a job (AlterTableBackfillColumns,
+#: RefreshMaterializedView answer its id), as the spec has them
+_ANSWERED = frozenset({200, 201, 202})
 
 _DIRECT_KEYS = frozenset({"method", "url", "params", "json", "headers"})
 
 
-_ID_WHAT = {"namespace": "namespace id", "table": "table id", "transaction": "transaction id"}
+_ID_WHAT = {
+    "namespace": "namespace id",
+    "table": "table id",
+    "transaction": "transaction id",
+    "materialized_view": "materialized view id",
+}
 _NOT_FOUND: dict[str, type[errors.LanceNamespaceError]] = {
     "namespace": errors.NamespaceNotFoundError,
     "table": errors.TableNotFoundError,
