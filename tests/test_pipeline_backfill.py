@@ -233,6 +233,20 @@ def test_where_fills_only_matching_rows_and_deleted_rows_stay_deleted(
     assert len(wanted) == ROWS - 8
 
 
+def test_read_version_and_num_frags_bound_what_is_filled(
+    dir_place: Place, spark: SparkSession
+) -> None:
+    added = dir_place.add()
+    extra = pa.table({"x": pa.array([100, 101], pa.int64())})
+    lance.write_dataset(extra, dir_place.dataset().uri, mode="append")  # not at read_version
+    control = dir_place.control(spark)
+    backfill.run_backfill(control, dir_place.plan(read_version=added, num_frags=3))
+    control.close()
+    dataset = dir_place.dataset()
+    wanted = {x: (e if x < 30 else None) for x, e in expected(dataset).items()}
+    assert values(dataset) == wanted  # the first three fragments of version `added` only
+
+
 # -- cancellation, resumption, concurrent writers ------------------------------------------------
 
 
