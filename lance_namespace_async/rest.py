@@ -639,6 +639,10 @@ class RestNamespace(AsyncLanceNamespace):
 
 
 #: what a generated ``_get_kwargs`` may hold for :meth:`HttpTransport.exchange` to send it
+#: the statuses that carry an operation's answer: 200; 201 for CreateMaterializedView and
+#: 202 for the operations that start a job (AlterTableBackfillColumns,
+#: RefreshMaterializedView answer its id), as the spec has them
+
 _DIRECT_KEYS = frozenset({"method", "url", "params", "json", "headers"})
 
 

@@ -26,6 +26,7 @@ from . import namespaces, tables  # noqa: F401
 from .. import batch_scenarios, data_scenarios, branch_scenarios, table_ops_scenarios  # noqa: F401
 from .. import view_scenarios  # noqa: F401
 from .. import job_scenarios  # noqa: F401
+from .. import backfill_scenarios  # noqa: F401
 from .._scenario import SCENARIOS, scenario
 
 # isort: on
