@@ -112,6 +112,9 @@ def iceberg_backend(iceberg_reference: Any, tmp_path: Path) -> Backend:
     place = unique_name("views")
     iceberg_reference.rest_client().create_namespace(place)
     properties = iceberg_reference.properties(root=str(tmp_path / "root"), managed_by="impl")
+    # this module's SparkSession analyses the views' queries here (the other backends'
+    # go to the default cluster's driver process)
+    properties["spark_cluster.default"] = "active"
     return Backend("iceberg", properties, ["wh", place])
 
 

@@ -30,6 +30,7 @@ have no meaning for a SQL view and are ignored.
 
 from __future__ import annotations
 
+import base64
 import importlib
 import json
 import logging
@@ -38,7 +39,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import anyio
-import anyio.from_thread
 import anyio.to_thread
 import pyarrow as pa
 
@@ -199,31 +199,61 @@ def _with_metadata(schema: pa.Schema, metadata: Mapping[str, str]) -> pa.Schema:
     return schema.with_metadata({**(schema.metadata or {}), **metadata})
 
 
-# -- the Spark session an analysis uses -------------------------------------------------------
+# -- where a definition is analysed ----------------------------------------------------------
+
+#: seconds CreateMaterializedView waits for the cluster's driver to analyse a definition
+#: (its first call waits for the driver's JVM to start)
+ANALYSIS_TIMEOUT_SECONDS = 300.0
 
 
-def _analysis_spark(ns: AsyncLanceNamespace) -> Any:
-    """The session CreateMaterializedView analyses its query on: the jobs' default
-    cluster's when the runner offers one (``_jobs.spark_session(ns, cluster)``),
-    otherwise the active session or a local one."""
-    try:
-        jobs = importlib.import_module(f"{__package__}._jobs")
-    except ImportError:
-        jobs = None
-    session_for = getattr(jobs, "spark_session", None)
-    if session_for is not None:
-        return session_for(ns, None)
-    from pyspark.sql import SparkSession
+def analyse_definition(spark: Any, order: Mapping[str, Any]) -> dict[str, Any]:
+    """A view definition checked on ``spark`` (a driver's call, ``_runner.CALLS``):
+    the output schema parsed (a DDL string needs Spark), the query parsed and resolved
+    against its sources (found through the backend ``impl``/``properties`` name, at their
+    latest versions) and its result fitted to the schema. Answers the schema (Arrow IPC,
+    base64) and the sources; raises the typed errors (TableNotFound, InvalidInput)."""
+    from .._facade.sync import connect_sync
 
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active
-    return (
-        SparkSession.builder.master("local[2]")
-        .appName("lance-namespace-async-pipeline")
-        .config("spark.ui.enabled", "false")
-        .getOrCreate()
+    text = str(order["output_schema"])
+    schema = parse_output_schema(text, spark)
+    with connect_sync(str(order["impl"]), dict(order["properties"])) as facade:
+
+        def latest_version(table_id: list[str]) -> int | None:
+            described = facade.describe_table({"id": table_id, "load_detailed_metadata": True})
+            return described.version if isinstance(described.version, int) else None
+
+        frame, sources = bind_query(
+            spark,
+            str(order["query"]),
+            impl=str(order["impl"]),
+            properties=dict(order["properties"]),
+            namespace=[str(part) for part in order["namespace"]],
+            latest_version=latest_version,
+        )
+        fits(query_schema(frame), schema)
+    encoded = base64.b64encode(schema.serialize().to_pybytes()).decode()
+    return {"schema": encoded, "sources": sources}
+
+
+def _analyse(ns: AsyncLanceNamespace, view_id: list[str], query: str, text: str) -> Any:
+    """Analyse on the default cluster's driver (the ``active`` cluster: in this process,
+    the user's own Spark driver), so no JVM starts in a server's process."""
+    from ._clusters import call, resolve
+
+    result = call(
+        resolve(ns.config, None),
+        {
+            "op": "analyse_view",
+            "impl": ns.impl_name,
+            "properties": dict(ns.config.properties),
+            "namespace": view_id[:-1],
+            "query": query,
+            "output_schema": text,
+        },
+        ANALYSIS_TIMEOUT_SECONDS,
     )
+    schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(result["schema"])))
+    return schema, list(result["sources"])
 
 
 async def _start_job(
@@ -259,15 +289,6 @@ def _refuse_code(kind: str) -> errors.UnsupportedOperationError:
     )
 
 
-async def _latest_version(ns: AsyncLanceNamespace, table_id: list[str]) -> int | None:
-    from ..models import DescribeTableRequest
-
-    described = await ns.describe_table(
-        DescribeTableRequest.from_dict({"id": table_id, "load_detailed_metadata": True})
-    )
-    return described.version if isinstance(described.version, int) else None
-
-
 async def create_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any:
     """Check the query and schema, create the view's table, start its first refresh."""
     from ..models import CreateMaterializedViewResponse, CreateTableRequest, TableExistsRequest
@@ -281,12 +302,15 @@ async def create_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any
     query = _given(request, "source_query")
     if not isinstance(query, str) or not query.strip():
         raise errors.InvalidInputError("source_query must be a non-empty Spark SQL query")
-    text = _given(request, "output_schema")
+    text = str(_given(request, "output_schema") or "")
+    if not text.strip():
+        raise errors.InvalidInputError("output_schema must be a JsonArrowSchema or Spark DDL")
     try:
-        output = parse_output_schema(str(text or ""))
-        ddl = False
-    except errors.InvalidInputError:
-        output, ddl = None, True  # perhaps a DDL string: parsed once a session is up
+        json.loads(text)
+    except ValueError:
+        pass  # a Spark DDL string: the driver's Spark parses it
+    else:
+        parse_output_schema(text)  # a bad JsonArrowSchema is refused before any Spark work
     try:
         await ns.table_exists(TableExistsRequest.from_dict({"id": view_id}))
     except errors.TableNotFoundError:
@@ -294,22 +318,7 @@ async def create_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any
     else:
         raise errors.TableAlreadyExistsError(f"table {view_id!r} already exists")
 
-    def analyse() -> tuple[pa.Schema, list[dict[str, Any]]]:
-        spark = _analysis_spark(ns)
-        schema = parse_output_schema(str(text or ""), spark) if ddl else output
-        assert schema is not None
-        frame, sources = bind_query(
-            spark,
-            query,
-            impl=ns.impl_name,
-            properties=ns.config.properties,
-            namespace=view_id[:-1],
-            latest_version=lambda table_id: anyio.from_thread.run(_latest_version, ns, table_id),
-        )
-        fits(query_schema(frame), schema)
-        return schema, sources
-
-    schema, sources = await anyio.to_thread.run_sync(analyse)
+    schema, sources = await anyio.to_thread.run_sync(_analyse, ns, view_id, query, text)
     metadata = definition_metadata(query, sources, refreshed=False)
     empty = _with_metadata(schema, metadata).empty_table()
     created = await ns.create_table(CreateTableRequest.from_dict({"id": view_id}), empty)
