@@ -14,8 +14,11 @@ are closures (pickled by value, as a client's would be).
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 import os
 import sys
+import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -40,8 +43,12 @@ from lance_namespace_async.models import AlterTableBackfillColumnsRequest
 from lance_namespace_async.pipeline import JobControl
 from lance_namespace_async.pipeline import _backfill as backfill
 from lance_namespace_async.pipeline import _udfs as udfs
+from lance_namespace_async.pipeline import _views as views
 
 ROWS = 50  # five fragments of ten rows
+#: UDFs allowed; a view's query analysed on this module's SparkSession (cluster
+#: ``active``), so the module starts no driver process of its own
+ALLOWED = {"pipeline_allow_udfs": "true", "spark_cluster.default": "active"}
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +170,7 @@ def values(dataset: Any) -> dict[int, Any]:
 
 @pytest.fixture
 def dir_place(tmp_path: Path) -> Place:
-    place = Place("dir", {"root": str(tmp_path / "root"), "pipeline_allow_udfs": "true"}, ["t"])
+    place = Place("dir", {"root": str(tmp_path / "root"), **ALLOWED}, ["t"])
     place.create()
     return place
 
@@ -172,13 +179,13 @@ def dir_place(tmp_path: Path) -> Place:
 def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
     root = str(tmp_path / "root")
     if request.param == "dir":
-        found = Place("dir", {"root": root, "pipeline_allow_udfs": "true"}, ["t"])
+        found = Place("dir", {"root": root, **ALLOWED}, ["t"])
     else:
         server: ReferenceIcebergServer = request.getfixturevalue("iceberg_reference")
         name = unique_name("udfs")
         server.rest_client().create_namespace(name)
         properties = server.properties(root=root, managed_by="impl", iceberg_tooling="true")
-        properties["pipeline_allow_udfs"] = "true"
+        properties.update(ALLOWED)
         found = Place("iceberg", properties, ["wh", name, "t"])
         found.iceberg = (server, name)
     found.create()
@@ -331,3 +338,189 @@ def test_a_failing_udf_fails_the_job_typed_and_commits_nothing(
     assert dataset.version == added
     assert set(values(dataset).values()) == {None}
     assert {f.name for f in data.iterdir()} == data_before  # what the tasks wrote was deleted
+
+
+# -- udtf / chunker materialized views -----------------------------------------------------------
+
+WORDS = json.dumps(
+    {
+        "fields": [
+            {"name": "k", "type": {"type": "utf8"}, "nullable": True},
+            {"name": "word", "type": {"type": "utf8"}, "nullable": True},
+        ]
+    }
+)
+LENGTHS = json.dumps(
+    {
+        "fields": [
+            {"name": "k", "type": {"type": "utf8"}, "nullable": True},
+            {"name": "n", "type": {"type": "int64"}, "nullable": True},
+        ]
+    }
+)
+
+
+def words() -> Callable[[dict[str, Any]], Any]:
+    def chunker(row: dict[str, Any]) -> Any:
+        return [{"k": row["k"], "word": word} for word in row["text"].split()]
+
+    return chunker
+
+
+def lengths() -> Callable[[pa.RecordBatch], Any]:
+    def udtf(batch: pa.RecordBatch) -> pa.RecordBatch:
+        return pa.record_batch(
+            {"k": batch.column("k"), "n": pc.utf8_length(batch.column("text")).cast(pa.int64())}
+        )
+
+    return udtf
+
+
+def udtf_spec(kind: str, function: Any, **changes: Any) -> dict[str, Any]:
+    code = payload(function)
+    spec = {
+        "kind": kind,
+        "udtf": code,
+        "udtf_sha": hashlib.sha256(base64.b64decode(code)).hexdigest(),
+        "udtf_name": function.__name__,
+        "udtf_version": "1",
+        "input_columns": ["k", "text"],
+    }
+    spec.update(changes)
+    return spec
+
+
+def docs(*rows: tuple[str, str]) -> pa.Table:
+    return pa.table({"k": [r[0] for r in rows], "text": [r[1] for r in rows]})
+
+
+def refresh(place: Place, spark: SparkSession, view: list[str]) -> int:
+    control = JobControl(
+        job_id=f"lna-job-{uuid.uuid4().hex}",
+        spark=spark,
+        impl=place.impl,
+        properties=place.properties,
+    )
+    try:
+        return views.run_refresh(control, {"id": view})
+    finally:
+        control.close()
+
+
+def read_view(place: Place, view: list[str]) -> list[tuple[Any, ...]]:
+    with place.facade() as facade:
+        rows = lance.dataset(namespace_client=facade, table_id=view).to_table().to_pylist()
+    return sorted(tuple(row.values()) for row in rows)
+
+
+def test_udtf_and_chunker_views_map_their_sources_rows_in_spark(
+    place: Place, spark: SparkSession
+) -> None:
+    """A chunker (one row → many) and a udtf (batch → batch) view over the same source,
+    refreshed twice after an insert; read back by pylance through the namespace."""
+    space = place.table[:-1]
+    source, chunks, sizes = [*space, "docs"], [*space, "chunks"], [*space, "sizes"]
+    with place.facade() as facade:
+        facade.create_table({"id": source}, docs(("a", "red fox"), ("b", "dog")))
+        for view, kind, function, schema in (
+            (chunks, "chunker", words(), WORDS),
+            (sizes, "udtf", lengths(), LENGTHS),
+        ):
+            facade.create_materialized_view(
+                {
+                    "id": view,
+                    "kind": kind,
+                    "source_query": "SELECT k, text FROM docs",
+                    "output_schema": schema,
+                    "udtf_spec": udtf_spec(kind, function),
+                    "with_no_data": True,
+                }
+            )
+    assert read_view(place, chunks) == []
+    refresh(place, spark, chunks)
+    refresh(place, spark, sizes)
+    assert read_view(place, chunks) == [("a", "fox"), ("a", "red"), ("b", "dog")]
+    assert read_view(place, sizes) == [("a", 7), ("b", 3)]
+
+    with place.facade() as facade:
+        facade.insert_into_table({"id": source}, docs(("c", "one two three")))
+        metadata = facade.describe_table({"id": chunks, "load_detailed_metadata": True})
+    assert metadata.schema.metadata.additional_properties[views.KIND_KEY] == "chunker"
+    refresh(place, spark, chunks)
+    assert len(read_view(place, chunks)) == 6
+    with place.facade() as facade:
+        shown = facade.describe_table({"id": chunks, "load_detailed_metadata": True})
+    recorded = json.loads(shown.schema.metadata.additional_properties[views.SOURCES_KEY])
+    assert recorded == [{"id": source, "version": 2}]
+
+
+def test_udtf_views_are_refused_with_code_0_unless_allowed(dir_place: Place) -> None:
+    request = {
+        "id": ["v"],
+        "kind": "udtf",
+        "source_query": "SELECT x FROM t",
+        "output_schema": LENGTHS,
+        "udtf_spec": udtf_spec("udtf", lengths(), input_columns=["x"]),
+        "with_no_data": True,
+    }
+    off = {"pipeline_allow_udfs": "false"}
+    with pytest.raises(errors.UnsupportedOperationError, match="allow-udfs") as raised:
+        dir_place.call("create_materialized_view", request, **off)
+    assert raised.value.code == 0
+    dir_place.call("create_materialized_view", request)  # allowed: created
+    with pytest.raises(errors.UnsupportedOperationError) as raised:
+        dir_place.call("refresh_materialized_view", {"id": ["v"]}, **off)
+    assert raised.value.code == 0
+
+
+@pytest.mark.parametrize(
+    ("changes", "match"),
+    [
+        ({"udtf_sha": "0" * 64}, "udtf_sha"),
+        ({"input_columns": ["nope"]}, "nope"),
+        ({"kind": "chunker"}, "udtf_spec.kind"),
+        ({"udtf": "%%%"}, "not base64"),
+    ],
+)
+def test_a_bad_udtf_view_is_refused_before_anything_is_written(
+    dir_place: Place, changes: dict[str, Any], match: str
+) -> None:
+    with pytest.raises(errors.InvalidInputError, match=match):
+        dir_place.call(
+            "create_materialized_view",
+            {
+                "id": ["v"],
+                "kind": "udtf",
+                "source_query": "SELECT x FROM t",
+                "output_schema": LENGTHS,
+                "udtf_spec": {**udtf_spec("udtf", lengths(), input_columns=["x"]), **changes},
+                "with_no_data": True,
+            },
+        )
+    with dir_place.facade() as facade:
+        assert facade.list_tables({"id": []}).tables == ["t"]
+
+
+def test_a_udtf_answering_the_wrong_columns_fails_typed_and_keeps_the_view(
+    dir_place: Place, spark: SparkSession
+) -> None:
+    def wrong(batch: pa.RecordBatch) -> pa.RecordBatch:
+        return pa.record_batch({"k": batch.column("x")})
+
+    with dir_place.facade() as facade:
+        facade.create_materialized_view(
+            {
+                "id": ["v"],
+                "kind": "udtf",
+                "source_query": "SELECT x FROM t",
+                "output_schema": LENGTHS,
+                "udtf_spec": udtf_spec("udtf", wrong, input_columns=["x"]),
+                "with_no_data": True,
+            }
+        )
+        before = lance.dataset(namespace_client=facade, table_id=["v"]).version
+    with pytest.raises(errors.InvalidInputError, match="returned no column 'n'"):
+        refresh(dir_place, spark, ["v"])
+    assert read_view(dir_place, ["v"]) == []
+    with dir_place.facade() as facade:
+        assert lance.dataset(namespace_client=facade, table_id=["v"]).version == before

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -129,11 +130,15 @@ def virtual_spec(field: pa.Field) -> dict[str, Any] | None:
 
 
 def load(spec: Mapping[str, Any]) -> Any:
-    """The UDF, unpickled (only ever in a Spark task)."""
+    """The UDF, unpickled (only ever in a Spark task; a view's payload is checked against
+    its recorded SHA-256 first)."""
     from pyspark import cloudpickle
 
+    raw = base64.b64decode(spec["udf"])
+    if spec.get("udf_sha") and hashlib.sha256(raw).hexdigest() != spec["udf_sha"]:
+        raise task_error(errors.InvalidInputError(f"udf {spec.get('udf_name')!r}: sha mismatch"))
     try:
-        function = cloudpickle.loads(base64.b64decode(spec["udf"]))
+        function = cloudpickle.loads(raw)
     except Exception as exc:
         raise task_error(
             errors.InvalidInputError(f"udf {spec.get('udf_name')!r} does not load: {exc}")
@@ -188,3 +193,104 @@ def typed_task_error(exc: BaseException) -> errors.LanceNamespaceError | None:
     if found is None:
         return None
     return errors.from_code(int(found.group(1)), found.group(2))
+
+
+# -- udtf / chunker materialized views ----------------------------------------------------------
+
+#: the view kinds that run a client's callable (``MaterializedViewUdtfEntry``)
+VIEW_KINDS: Final = frozenset({"udtf", "chunker"})
+
+
+def udtf_spec(request_spec: Any, kind: str) -> dict[str, Any]:
+    """What a view keeps of its ``udtf_spec``: the payload checked (base64, bounded, its
+    SHA-256 equal to ``udtf_sha``; never unpickled here) and the names."""
+    what = f"{kind} view"
+    if request_spec is None:
+        raise errors.InvalidInputError(f"{what}: udtf_spec is required")
+    spec_kind = _given(request_spec, "kind")
+    if spec_kind is not None and str(spec_kind) != kind:
+        raise errors.InvalidInputError(f"{what}: udtf_spec.kind is {spec_kind!r}")
+    text = checked_payload(_given(request_spec, "udtf"), what)
+    sha = str(_given(request_spec, "udtf_sha") or "").lower()
+    if hashlib.sha256(base64.b64decode(text)).hexdigest() != sha:
+        raise errors.InvalidInputError(
+            f"{what}: udtf_sha is not the SHA-256 (hex) of the decoded udtf payload"
+        )
+    inputs = [str(c) for c in _given(request_spec, "input_columns") or []]
+    return {
+        "kind": kind,
+        "udf": text,
+        "udf_sha": sha,
+        "udf_name": str(_given(request_spec, "udtf_name") or ""),
+        "udf_version": str(_given(request_spec, "udtf_version") or ""),
+        "input_columns": inputs,
+    }
+
+
+def map_rows(frame: Any, spec: Mapping[str, Any], output: pa.Schema) -> Any:
+    """``frame`` (the view's query) mapped through the client's callable in Spark's
+    Python workers (``mapInArrow``), its output conformed to ``output``.
+
+    ``udtf``: ``fn(batch: pyarrow.RecordBatch)`` returns a RecordBatch, a Table, or an
+    iterable of them (any number of rows); ``chunker``: ``fn(row: dict)`` returns an
+    iterable of dicts (one row → many rows)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    inputs = list(spec.get("input_columns") or frame.columns)
+    missing = [c for c in inputs if c not in frame.columns]
+    if missing:
+        raise errors.InvalidInputError(
+            f"input_columns {missing} are not columns of source_query ({frame.columns})"
+        )
+    frame = frame.select(*["`" + c.replace("`", "``") + "`" for c in inputs])
+    kept = dict(spec)
+
+    def run(batches: Any) -> Any:
+        function = load(kept)
+        for batch in batches:
+            yield from _outputs(function, kept, batch, output)
+
+    return frame.mapInArrow(run, from_arrow_schema(output))
+
+
+def _outputs(
+    function: Any, spec: Mapping[str, Any], batch: pa.RecordBatch, output: pa.Schema
+) -> Any:
+    name = spec.get("udf_name")
+    try:
+        if spec["kind"] == "chunker":
+            rows = [out for row in batch.to_pylist() for out in function(row)]
+            found: list[Any] = [pa.Table.from_pylist(rows, schema=output)] if rows else []
+        else:
+            result = function(batch)
+            found = [result] if isinstance(result, pa.RecordBatch | pa.Table) else list(result)
+    except Exception as exc:
+        raise task_error(
+            errors.InvalidInputError(f"udf {name!r} raised {type(exc).__name__}: {exc}")
+        ) from None
+    for piece in found:
+        if not isinstance(piece, pa.RecordBatch | pa.Table):
+            raise task_error(
+                errors.InvalidInputError(f"udf {name!r} returned {type(piece).__name__}")
+            )
+        yield from pa.table(_conformed(piece, output, name)).to_batches()
+
+
+def _conformed(piece: Any, output: pa.Schema, name: Any) -> pa.RecordBatch | pa.Table:
+    """``piece`` with the declared columns (by name), each cast safely to its type."""
+    columns = []
+    for field in output:
+        if field.name not in piece.schema.names:
+            raise task_error(
+                errors.InvalidInputError(f"udf {name!r} returned no column {field.name!r}")
+            )
+        column = piece.column(field.name)
+        try:
+            columns.append(column.cast(field.type, safe=True))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise task_error(
+                errors.InvalidInputError(
+                    f"udf {name!r} returned {column.type} for {field.name!r}; declared {field.type}"
+                )
+            ) from None
+    return pa.table(columns, schema=output)

@@ -44,6 +44,7 @@ import pyarrow as pa
 
 from .. import errors
 from .._core.base import AsyncLanceNamespace
+from . import _udfs
 from ._control import JobCancelled, JobControl
 from ._view_schema import fits, parse_output_schema
 
@@ -61,6 +62,8 @@ KIND_KEY = "materialized_view.kind"
 QUERY_KEY = "materialized_view.source_query"
 SOURCES_KEY = "materialized_view.sources"
 REFRESHED_BY_KEY = "materialized_view.refreshed_by"
+#: a ``udtf``/``chunker`` view's callable (JSON, ``_udfs.udtf_spec``)
+UDTF_KEY = "materialized_view.udtf"
 #: how tables of other namespaces are named in a query (``ns$table``)
 DELIMITER = "$"
 #: the most tables one query may read
@@ -172,11 +175,16 @@ def query_schema(frame: Any) -> pa.Schema:
 
 
 def definition_metadata(
-    query: str, sources: list[dict[str, Any]], *, refreshed: bool, job_id: str | None = None
+    query: str,
+    sources: list[dict[str, Any]],
+    *,
+    refreshed: bool,
+    job_id: str | None = None,
+    kind: str = "query",
 ) -> dict[str, str]:
     """The schema metadata a view's table carries (see the module docstring)."""
     recorded = [{"id": s["id"], "version": s["version"] if refreshed else None} for s in sources]
-    metadata = {KIND_KEY: "query", QUERY_KEY: query, SOURCES_KEY: json.dumps(recorded)}
+    metadata = {KIND_KEY: kind, QUERY_KEY: query, SOURCES_KEY: json.dumps(recorded)}
     if job_id is not None:
         metadata[REFRESHED_BY_KEY] = job_id
     return metadata
@@ -230,12 +238,26 @@ def analyse_definition(spark: Any, order: Mapping[str, Any]) -> dict[str, Any]:
             namespace=[str(part) for part in order["namespace"]],
             latest_version=latest_version,
         )
-        fits(query_schema(frame), schema)
+        inputs = order.get("input_columns")
+        if inputs is None:
+            fits(query_schema(frame), schema)
+        else:  # a udtf view: its callable's output is checked as it runs
+            missing = [c for c in inputs if c not in frame.columns]
+            if missing:
+                raise errors.InvalidInputError(
+                    f"input_columns {missing} are not columns of source_query ({frame.columns})"
+                )
     encoded = base64.b64encode(schema.serialize().to_pybytes()).decode()
     return {"schema": encoded, "sources": sources}
 
 
-def _analyse(ns: AsyncLanceNamespace, view_id: list[str], query: str, text: str) -> Any:
+def _analyse(
+    ns: AsyncLanceNamespace,
+    view_id: list[str],
+    query: str,
+    text: str,
+    input_columns: list[str] | None = None,
+) -> Any:
     """Analyse on the default cluster's driver (the ``active`` cluster: in this process,
     the user's own Spark driver), so no JVM starts in a server's process."""
     from ._clusters import call, resolve
@@ -249,6 +271,7 @@ def _analyse(ns: AsyncLanceNamespace, view_id: list[str], query: str, text: str)
             "namespace": view_id[:-1],
             "query": query,
             "output_schema": text,
+            **({} if input_columns is None else {"input_columns": input_columns}),
         },
         ANALYSIS_TIMEOUT_SECONDS,
     )
@@ -285,7 +308,8 @@ def _view_id(request: Any) -> list[str]:
 def _refuse_code(kind: str) -> errors.UnsupportedOperationError:
     return errors.UnsupportedOperationError(
         f"materialized views of kind {kind!r} run client-supplied code, which this "
-        "namespace does not execute; kind 'query' (Spark SQL) is supported"
+        "namespace does not execute unless its operator enables it (pipeline_allow_udfs="
+        "true, lance-ns serve --allow-udfs); kind 'query' (Spark SQL) is supported"
     )
 
 
@@ -295,9 +319,12 @@ async def create_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any
 
     view_id = _view_id(request)
     kind = str(_given(request, "kind") or "")
-    if kind in ("udtf", "chunker"):
-        raise _refuse_code(kind)
-    if kind != "query":
+    udtf: dict[str, Any] | None = None
+    if kind in _udfs.VIEW_KINDS:
+        if not _udfs.allowed(ns.config):
+            raise _refuse_code(kind)
+        udtf = _udfs.udtf_spec(_given(request, "udtf_spec"), kind)
+    elif kind != "query":
         raise errors.InvalidInputError(f"kind must be 'query', 'udtf' or 'chunker', got {kind!r}")
     query = _given(request, "source_query")
     if not isinstance(query, str) or not query.strip():
@@ -318,8 +345,11 @@ async def create_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any
     else:
         raise errors.TableAlreadyExistsError(f"table {view_id!r} already exists")
 
-    schema, sources = await anyio.to_thread.run_sync(_analyse, ns, view_id, query, text)
-    metadata = definition_metadata(query, sources, refreshed=False)
+    inputs = None if udtf is None else list(udtf["input_columns"])
+    schema, sources = await anyio.to_thread.run_sync(_analyse, ns, view_id, query, text, inputs)
+    metadata = definition_metadata(query, sources, refreshed=False, kind=kind)
+    if udtf is not None:
+        metadata[UDTF_KEY] = json.dumps(udtf)
     empty = _with_metadata(schema, metadata).empty_table()
     created = await ns.create_table(CreateTableRequest.from_dict({"id": view_id}), empty)
     version = created.version if isinstance(created.version, int) else 1
@@ -364,6 +394,8 @@ async def refresh_materialized_view(ns: AsyncLanceNamespace, request: Any) -> An
     definition = view_definition(_schema_metadata(described))
     if definition is None:
         raise errors.InvalidInputError(f"table {view_id!r} is not a materialized view")
+    if definition[KIND_KEY] in _udfs.VIEW_KINDS and not _udfs.allowed(ns.config):
+        raise _refuse_code(definition[KIND_KEY])
     if src_version is not None:
         sources = json.loads(definition.get(SOURCES_KEY) or "[]")
         if len(sources) != 1:
@@ -437,9 +469,12 @@ def run_refresh(control: JobControl, request: Mapping[str, Any]) -> int:
         versions=versions,
     )
     output = pa.schema([f.remove_metadata() for f in dataset.schema]).remove_metadata()
+    kind = definition[KIND_KEY]
+    if kind in _udfs.VIEW_KINDS:  # the client's callable, in Spark's Python workers
+        frame = _udfs.map_rows(frame, json.loads(definition[UDTF_KEY]), output)
     fits(query_schema(frame), output)
     metadata = definition_metadata(
-        definition[QUERY_KEY], sources, refreshed=True, job_id=control.job_id
+        definition[QUERY_KEY], sources, refreshed=True, job_id=control.job_id, kind=kind
     )
     target = _with_metadata(dataset.schema, metadata)
     frame = frame.select(*[f"`{name.replace('`', '``')}`" for name in output.names])
@@ -472,6 +507,9 @@ def run_refresh(control: JobControl, request: Mapping[str, Any]) -> int:
         writer.abort(messages)
         if isinstance(exc, errors.LanceNamespaceError | JobCancelled):
             raise
+        typed = _udfs.typed_task_error(exc)  # a client's callable failed in its task
+        if typed is not None:
+            raise typed from None
         if isinstance(exc, Exception):
             raise errors.InternalError(
                 f"refresh of view {view_id!r} failed: {_first_line(exc)}"
