@@ -1,5 +1,12 @@
-"""Materialized views (``kind=query``): CreateMaterializedView, RefreshMaterializedView
-and the refresh job's body, on every storage backend.
+"""Materialized views: CreateMaterializedView, RefreshMaterializedView and the refresh
+job's body, on every storage backend.
+
+**Where a definition is checked.** In the default cluster's driver process (a call,
+``_runner.CALLS``), never in the calling process: a server must not start a JVM of its
+own. The ``active`` cluster (the caller is itself a Spark driver) checks in process.
+
+**``kind=udtf``/``chunker``** (opt-in, ``_udfs``): the query's rows are mapped through the
+client's callable in Spark's Python workers before the same write and commit.
 
 **Naming tables in ``source_query``.** The query is Spark SQL. A table of the view's own
 namespace is named by its table name (``SELECT ... FROM orders``); a table anywhere else
