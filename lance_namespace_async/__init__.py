@@ -23,6 +23,7 @@ if _typing.TYPE_CHECKING:
     from ._facade.crawl import CrawledTable, crawl, iter_namespaces, iter_tables
     from ._facade.sync import SyncLanceNamespace, connect_sync
     from .errors import LanceNamespaceError
+    from .pipeline import wait_for_job, wait_for_job_sync
 
 __version__ = "0.1.0"
 
@@ -44,6 +45,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "errors": (".errors", None),
     "impls": (".impls", None),
     "models": (".models", None),
+    "wait_for_job": (".pipeline", "wait_for_job"),
+    "wait_for_job_sync": (".pipeline", "wait_for_job_sync"),
 }
 
 __all__ = [
@@ -64,6 +67,8 @@ __all__ = [
     "models",
     "parse_identifier",
     "register_impl",
+    "wait_for_job",
+    "wait_for_job_sync",
 ]
 
 

@@ -172,10 +172,12 @@ class RestNamespace(AsyncLanceNamespace):
         conflict: type[errors.LanceNamespaceError] = errors.ConcurrentModificationError,
         headers: dict[str, str] | None = None,
         empty: Callable[..., Any] | None = None,
+        success: int = 200,
         **kwargs: Any,
     ) -> Any:
         """One protocol call: the generated module's request and answer (``module``), the
-        transport policy, typed errors.
+        transport policy, typed errors. ``success`` is the operation's success status
+        (201 for CreateMaterializedView).
 
         The response headers come back as the response's ``context`` (``header.<name>``
         entries, as the protocol maps them); ``empty`` builds the response of the
@@ -215,17 +217,17 @@ class RestNamespace(AsyncLanceNamespace):
                     raise
                 status, content, parsed = final.status_code, final.content, None
                 header_items = list(final.headers.items())
-                if status == 200:
+                if status == success:
                     raise errors.InternalError(f"{what}: malformed response body") from None
         if answer is not None:
             status, content, parsed = answer.status_code, answer.content, None
             header_items = answer.header_items()
-            if status == 200 and empty is None:
+            if status == success and empty is None:
                 try:
                     parsed = module._parse_response(client=client, response=answer)
                 except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                     raise errors.InternalError(f"{what}: malformed response body") from None
-        if status == 200:
+        if status == success:
             context = Context.from_dict({f"header.{k}": v for k, v in header_items})
             if empty is not None:
                 return empty(context=context)
@@ -582,6 +584,7 @@ class RestNamespace(AsyncLanceNamespace):
             not_found=_NOT_FOUND.get(kind, errors.TableNotFoundError),
             headers=self._headers(body),
             empty=operation.response_class() if operation.response_body == "empty" else None,
+            success=operation.success_status,
             **kwargs,
         )
         return _answer(operation, parsed)
@@ -636,13 +639,23 @@ class RestNamespace(AsyncLanceNamespace):
 
 
 #: what a generated ``_get_kwargs`` may hold for :meth:`HttpTransport.exchange` to send it
+#: the statuses that carry an operation's answer: 200; 201 for CreateMaterializedView and
+#: 202 for the operations that start a job (AlterTableBackfillColumns,
+#: RefreshMaterializedView answer its id), as the spec has them
+
 _DIRECT_KEYS = frozenset({"method", "url", "params", "json", "headers"})
 
 
-_ID_WHAT = {"namespace": "namespace id", "table": "table id", "transaction": "transaction id"}
+_ID_WHAT = {
+    "namespace": "namespace id",
+    "table": "table id",
+    "materialized_view": "view id",
+    "transaction": "transaction id",
+}
 _NOT_FOUND: dict[str, type[errors.LanceNamespaceError]] = {
     "namespace": errors.NamespaceNotFoundError,
     "table": errors.TableNotFoundError,
+    "materialized_view": errors.TableNotFoundError,
     "transaction": errors.TransactionNotFoundError,
 }
 

@@ -40,7 +40,9 @@ def count_partitions(control: JobControl, request: Mapping[str, Any]) -> int:
         models.DescribeTableRequest(id=list(request["table"]))
     )
     control.checkpoint({"counted": str(total)})
-    return int(lance.dataset(described.location).version)
+    options = described.storage_options
+    given = options.to_dict() if options else None
+    return int(lance.dataset(described.location, storage_options=given).version)
 
 
 def fail(control: JobControl, request: Mapping[str, Any]) -> int:

@@ -3,9 +3,10 @@ reported failed when their driver is gone, on every storage backend.
 
 Servers and processes: real pylance tables in temporary directories; a real Spark driver
 process on ``local[2]`` started by the runner (shared by the module, so the JVM starts
-once); the Iceberg project's REST catalog server (conftest ``iceberg_reference``) for a
-catalog backend; ``lance-ns serve`` as a real process (tests/serve_process.py) answering
-pylance's own RestNamespace. The job bodies (tests/job_bodies.py) do real Spark work:
+once); the Iceberg project's REST catalog server (conftest ``iceberg_reference``) and
+Glue on moto's server (tables and job records in its S3) for catalog backends;
+``lance-ns serve`` as a real process (tests/serve_process.py) answering pylance's own
+RestNamespace. The job bodies (tests/job_bodies.py) do real Spark work:
 they count a table's rows slice by slice through our Spark data source.
 """
 
@@ -28,8 +29,10 @@ import pytest
 
 pytest.importorskip("pyspark")
 
+from glue_fixtures import REGION, moto_glue, s3_client
 from iceberg_real_server import ReferenceIcebergServer, unique_name
 from serve_process import lance_ns_serve
+from test_kit import aws_environment
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
@@ -288,6 +291,48 @@ def test_a_job_on_the_iceberg_reference_catalog(
     assert (tmp_path / "root" / "_lna_jobs" / f"{job_id}.json").exists()
 
 
+def test_a_job_on_glue_keeps_its_record_on_s3() -> None:
+    """Glue on moto's server, every table and the job records in moto's S3."""
+    with aws_environment(), moto_glue() as endpoint:
+        s3_client(endpoint).create_bucket(Bucket="jobs")
+        properties = {
+            "endpoint": endpoint,
+            "region": REGION,
+            "child_catalogs": "false",
+            # the job's driver connects with these, not with the test's environment
+            "access_key_id": "testing",
+            "secret_access_key": "testing",
+            "root": "s3://jobs/root",
+            "storage.aws_endpoint": endpoint,
+            "storage.aws_access_key_id": "testing",
+            "storage.aws_secret_access_key": "testing",
+            "storage.aws_region": REGION,
+            "storage.allow_http": "true",
+        }
+        with lna.connect_sync("glue", properties) as facade:
+            facade.create_namespace({"id": ["db"]})
+            table = ["db", "t"]
+            lance.write_dataset(
+                pa.table({"x": pa.array(range(20), pa.int64())}),
+                namespace_client=facade,
+                table_id=table,
+            )
+            job_id = start(facade, table, slices=2)
+            final = _jobs.wait_for_job_sync(facade, job_id, timeout=180)
+        assert final.status == "SUCCEEDED"
+        with lna.connect_sync("glue", properties) as again:
+            assert describe(again, *table, job_id).status == "SUCCEEDED"
+            with pytest.raises(errors.ConcurrentModificationError):
+                cancel(again, job_id)
+        listed = s3_client(endpoint).list_objects_v2(Bucket="jobs", Prefix="root/_lna_jobs/")
+        keys = {item["Key"] for item in listed.get("Contents", [])}
+        assert f"root/_lna_jobs/{job_id}.json" in keys
+        record = s3_client(endpoint).get_object(Bucket="jobs", Key=f"root/_lna_jobs/{job_id}.json")
+        kept = record["Body"].read().decode()
+        assert json.loads(kept)["checkpoints"]["counted"] == "20"
+        assert "testing" not in kept  # the storage keys never reach a record
+
+
 def test_pylance_describes_a_job_through_lance_ns_serve(
     catalog: Path, finished: tuple[str, list[tuple[int, int]], Any]
 ) -> None:
@@ -317,3 +362,78 @@ def test_a_job_whose_driver_was_killed_is_failed(catalog: Path) -> None:
         assert found["status"] == "FAILED"
         assert found["error_code"] == str(errors.ServiceUnavailableError.code)
         assert "driver is gone" in found["error_message"]
+
+
+def test_a_refresh_served_by_lance_ns_serve_is_a_job_of_the_server(tmp_path: Path) -> None:
+    """Through ``lance-ns serve`` (storage workers on, as by default): the server queues
+    the job on its own driver, on the cluster ``--spark-cluster`` names; our rest backend
+    waits for it, pylance's RestNamespace describes it."""
+    import lance_namespace
+    from lance_namespace import DescribeTransactionRequest as PeerDescribe
+
+    lance.write_dataset(
+        pa.table({"k": ["a", "a", "b"], "v": pa.array([1, 2, 5], pa.int64())}),
+        str(tmp_path / "orders.lance"),
+    )
+    schema = {
+        "fields": [
+            {"name": "k", "type": {"type": "utf8"}, "nullable": True},
+            {"name": "total", "type": {"type": "int64"}, "nullable": True},
+        ]
+    }
+    with (
+        lance_ns_serve({"root": str(tmp_path)}, "--spark-cluster", "small=local[1]") as server,
+        # CreateMaterializedView analyses its query on a SparkSession of the server's own
+        # (views' choice): its first call waits for that JVM to start
+        lna.connect_sync(
+            "rest", {"uri": server.uri, "read_timeout": "240000", "call_timeout": "240000"}
+        ) as remote,
+    ):
+        remote.create_materialized_view(
+            {
+                "id": ["by_k"],
+                "kind": "query",
+                "source_query": "SELECT k, SUM(v) AS total FROM orders GROUP BY k",
+                "output_schema": json.dumps(schema),
+                "with_no_data": True,
+            }
+        )
+        with pytest.raises(errors.InvalidInputError, match="unknown cluster 'huge'"):
+            remote.refresh_materialized_view({"id": ["by_k"], "cluster": "huge"})
+        job_id = remote.refresh_materialized_view({"id": ["by_k"], "cluster": "small"}).job_id
+        final = lna.wait_for_job_sync(remote, job_id, timeout=300)
+        assert final.status == "SUCCEEDED"
+        assert shown(final)["cluster"] == "small"
+        peer = lance_namespace.connect("rest", {"uri": server.uri})
+        assert peer.describe_transaction(PeerDescribe(id=[job_id])).status == "SUCCEEDED"
+        view = lance.dataset(namespace_client=remote, table_id=["by_k"])
+        assert view.version == int(shown(final)["version"])
+        rows = view.to_table().to_pylist()
+    assert sorted((row["k"], row["total"]) for row in rows) == [("a", 3), ("b", 5)]
+
+
+def test_the_command_line_describes_waits_for_and_cancels_jobs(
+    catalog: Path,
+    finished: tuple[str, list[tuple[int, int]], Any],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from lance_namespace_async._cli import EXIT_CONFLICT, EXIT_NOT_FOUND, EXIT_OK, EXIT_USAGE, main
+
+    job_id = finished[0]
+    connection = ["--impl", "dir", "--prop", f"root={catalog}", "-o", "json"]
+    assert main(["jobs", "describe", job_id, "--table", "t", *connection]) == EXIT_OK
+    described = json.loads(capsys.readouterr().out)
+    assert described["status"] == "SUCCEEDED"
+    assert described["properties"]["fragments_done"] == "3"
+    assert main(["jobs", "wait", job_id, "--no-progress", *connection]) == EXIT_OK
+    waited = json.loads(capsys.readouterr().out)
+    assert waited["job_id"] == job_id
+    assert waited["properties"]["version"] == finished[2].properties["version"]
+    assert main(["jobs", "cancel", job_id, *connection]) == EXIT_CONFLICT
+    assert "already finished" in capsys.readouterr().err
+    unknown = "lna-job-" + "4" * 32
+    assert main(["jobs", "describe", unknown, *connection]) == EXIT_NOT_FOUND
+    capsys.readouterr()
+    served = ["serve", "--impl", "dir", "--prop", f"root={catalog}", "--port", "1"]
+    assert main([*served, "--spark-cluster", "no-master"]) == EXIT_USAGE
+    assert "NAME=MASTER" in capsys.readouterr().err

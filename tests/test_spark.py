@@ -782,3 +782,28 @@ def test_only_misaligned_columns_are_copied_before_lance_writes(tmp_path: Path) 
     assert [b.address for b in fixed.column(1).buffers() if b is not None] == kept
     fragments = write_fragments(pa.Table.from_batches([fixed]), str(tmp_path / "t.lance"))
     assert sum(f.physical_rows for f in fragments) == 1000
+
+
+def test_a_job_runs_on_the_active_session_of_a_spark_driver(
+    session: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32's ``active`` cluster: a library inside a Spark driver runs jobs on that
+    very session (in this process, no driver process of its own)."""
+    from lance_namespace_async.pipeline import _jobs
+
+    monkeypatch.setitem(_jobs.JOB_KINDS, "count_partitions", "job_bodies:count_partitions")
+    lance.write_dataset(pa.table({"x": pa.array(range(40), pa.int64())}), str(tmp_path / "t.lance"))
+    with lna.connect_sync("dir", {"root": str(tmp_path)}) as facade:
+        job_id = facade.run(
+            _jobs.start_job,
+            facade.async_namespace,
+            kind="count_partitions",
+            table_id=["t"],
+            request={"table": ["t"], "slices": 2},
+            cluster="active",
+        )
+        final = lna.wait_for_job_sync(facade, job_id, timeout=120)
+    assert final.status == "SUCCEEDED"
+    record = json.loads((tmp_path / "_lna_jobs" / f"{job_id}.json").read_text())
+    assert record["driver"]["pid"] == os.getpid()
+    assert record["checkpoints"]["counted"] == "40"

@@ -18,6 +18,9 @@
     lance-ns count NAME [--filter SQL] | versions NAME | restore NAME VERSION
     lance-ns tag list|create|delete ...     lance-ns index list|create|drop ...
     lance-ns add-columns NAME COL=EXPR...     lance-ns drop-columns NAME COL...
+    lance-ns mv create NAME --query SQL --schema JSON | mv refresh NAME [--wait]
+    lance-ns backfill NAME COLUMN [--where SQL] [--cluster C] [--wait]   (Spark jobs)
+    lance-ns jobs describe|cancel|wait JOB_ID [--table NAME]
     lance-ns serve [--host H] [--port P] [--auth-token-env VAR]   the REST adapter
                    [--max-connections N] [--header-timeout S] ... (connection limits)
                    [--workers N] [--config FILE with a 'serve' section; SIGHUP reloads it]
@@ -82,7 +85,7 @@ from collections.abc import Iterator, Sequence
 from types import FrameType
 
 from .. import errors
-from . import catalog, data, serve
+from . import catalog, data, jobs, serve
 from .common import (
     EXIT_ALREADY_EXISTS,
     EXIT_AUTH,
@@ -147,12 +150,13 @@ def _parser() -> argparse.ArgumentParser:
 
     catalog.add_commands(command)
     data.add_commands(command)
+    jobs.add_commands(command)
     serve.add_command(command)
     return parser
 
 
 #: command name -> (handler, whether its output is a listing)
-_COMMANDS = {**catalog.COMMANDS, **data.COMMANDS}
+_COMMANDS = {**catalog.COMMANDS, **data.COMMANDS, **jobs.COMMANDS}
 
 
 async def _run(args: argparse.Namespace, connection: Connection, scrub: _Scrubber) -> None:

@@ -115,6 +115,15 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         "so no request can point the server's credentials at another endpoint)",
     )
     serve.add_argument(
+        "--spark-cluster",
+        action="append",
+        default=[],
+        metavar="NAME=MASTER",
+        help="a Spark cluster the pipeline's jobs may run on (a request's 'cluster' names "
+        "it): a master URL such as local[4] or spark://host:7077; repeatable (default: "
+        "'default' = local[2]); the same as --prop spark_cluster.NAME=MASTER",
+    )
+    serve.add_argument(
         "--allow-origin",
         action="append",
         default=[],
@@ -466,6 +475,9 @@ def _serve(
         if log_file is not None:
             log_file.close()
         _close(namespace)
+        jobs = sys.modules.get("lance_namespace_async.pipeline._clusters")
+        if jobs is not None:
+            jobs.shutdown_drivers()  # the drivers' running jobs fail: their owner stops
     return EXIT_OK
 
 
@@ -497,6 +509,11 @@ def _served_connection(connection: Connection, args: argparse.Namespace) -> Conn
         allowed_locations=args.allow_location,
         allowed_storage_options=args.allow_storage_option,
     )
+    for item in args.spark_cluster:
+        name, sep, master = item.partition("=")
+        if not sep or not name.strip() or not master.strip():
+            raise errors.InvalidInputError(f"--spark-cluster expects NAME=MASTER, got {item!r}")
+        properties[f"spark_cluster.{name.strip()}"] = master.strip()
     return attrs.evolve(connection, properties=properties)
 
 

@@ -20,6 +20,28 @@ job runs.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ._control import JobCancelled, JobControl, JobStatus
 
-__all__ = ["JobCancelled", "JobControl", "JobStatus"]
+if TYPE_CHECKING:
+    from ._jobs import JOB_KINDS, start_job, wait_for_job, wait_for_job_sync
+
+__all__ = [
+    "JOB_KINDS",
+    "JobCancelled",
+    "JobControl",
+    "JobStatus",
+    "start_job",
+    "wait_for_job",
+    "wait_for_job_sync",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """The runner's names, imported on first use (``_jobs`` loads the models)."""
+    if name in ("JOB_KINDS", "start_job", "wait_for_job", "wait_for_job_sync"):
+        from . import _jobs
+
+        return getattr(_jobs, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

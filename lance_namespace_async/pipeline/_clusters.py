@@ -8,12 +8,20 @@ running inside a Spark driver. An unknown name is InvalidInput and starts nothin
 Every other master gets one driver process per library process (``_driver``), started on
 its first job and shared by every backend instance here, so the JVM's start is paid once.
 The driver's stdin is its owner's pipe: when this process exits, the pipe closes and the
-driver fails its running jobs and exits with it.
+driver fails its running jobs and exits with it (at a clean exit, ``atexit`` closes the
+pipes and waits for the drivers). A driver inherits this process's environment when it
+starts: credentials a backend reads from the environment (AWS's, say) are the ones this
+process had then; a backend's own properties travel with each job. So a driver serves
+the environment it started with: when the credential variables of this process
+(``AWS_*``, ``AZURE_*``, ``GOOGLE_*``, ``GCS_*``) differ from a driver's, a job gets a
+driver of its own (a test's temporary AWS keys, a rotated key in a long-lived process).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import hashlib
 import json
 import os
 import signal
@@ -115,17 +123,38 @@ class _InProcess:
 
 
 def _active_session() -> Any:
+    """This process's SparkSession: the calling thread's active one, else the default
+    session of the process's SparkContext (job threads have no active session of their
+    own). Never creates one: without a SparkContext, ``active`` is InvalidInput."""
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     session = SparkSession.getActiveSession()
-    if session is None:
+    if session is not None:
+        return session
+    if SparkContext._active_spark_context is None:
         raise errors.InvalidInputError("cluster 'active': this process has no SparkSession")
-    return session
+    return SparkSession.builder.getOrCreate()
 
 
-_drivers: dict[str, _Driver] = {}
+#: the prefixes of environment variables that hold cloud credentials a driver may read
+_CREDENTIAL_PREFIXES = ("AWS_", "AZURE_", "GOOGLE_", "GCS_")
+
+
+def _environment_key() -> str:
+    """A digest of this process's credential variables (never their values)."""
+    digest = hashlib.sha256()
+    for name in sorted(os.environ):
+        if name.startswith(_CREDENTIAL_PREFIXES):
+            digest.update(f"{name}\0{os.environ[name]}\0".encode())
+    return digest.hexdigest()
+
+
+_drivers: dict[tuple[str, str], _Driver] = {}
 _in_process: _InProcess | None = None
 _lock = threading.Lock()
+#: holds the atexit hook once it is registered (once per process)
+_stopped_at_exit: list[object] = []
 
 
 def driver_for(cluster: Cluster) -> tuple[int, Any]:
@@ -138,16 +167,19 @@ def driver_for(cluster: Cluster) -> tuple[int, Any]:
             if _in_process is None:
                 _in_process = _InProcess()
             return _in_process.process_id, _in_process
-        driver = _drivers.get(cluster.master)
+        key = (cluster.master, _environment_key())
+        driver = _drivers.get(key)
         if driver is None or not driver.alive():
-            driver = _drivers[cluster.master] = _Driver(cluster)
+            if not _drivers and not _stopped_at_exit:
+                _stopped_at_exit.append(atexit.register(shutdown_drivers, 10.0))
+            driver = _drivers[key] = _Driver(cluster)
         return driver.process.pid, driver
 
 
 def driver_processes() -> dict[str, int]:
     """The live driver processes of this process, master → pid (for tests and ops)."""
     with _lock:
-        return {m: d.process.pid for m, d in _drivers.items() if d.alive()}
+        return {m: d.process.pid for (m, _), d in _drivers.items() if d.alive()}
 
 
 def shutdown_drivers(timeout: float = 30.0) -> None:

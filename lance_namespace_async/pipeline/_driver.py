@@ -5,7 +5,9 @@ chosen per request (``cluster``), and the JVM must not live in a server's event 
 die with one crashed job. The driver starts its SparkSession at once (the JVM's start is
 paid while the first job is queued), runs each job in a thread of its own under a Spark
 job group (``_runner``), and reads its owner's orders as JSON lines on stdin; when stdin
-closes (the owner exited, however it exited) it fails its running jobs and exits.
+closes (the owner exited, however it exited) it fails its running jobs and exits. A
+driver whose SparkSession cannot start fails the jobs it holds and exits too, so the
+next job starts a new driver.
 
 Run as ``python -m lance_namespace_async.pipeline._driver <master> <app name>``.
 """
@@ -16,6 +18,7 @@ import json
 import os
 import sys
 import threading
+import time
 import warnings
 from typing import Any
 
@@ -50,6 +53,11 @@ def main(argv: list[str]) -> int:
             holder["spark"] = build_session(master, app_name)
         except BaseException as exc:
             holder["error"] = exc
+            ready.set()
+            # the jobs waiting for the session record the failure; then this driver
+            # exits, so the next job starts a new one instead of failing here for ever
+            time.sleep(2)
+            os._exit(1)
         finally:
             ready.set()
 

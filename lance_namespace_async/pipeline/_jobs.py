@@ -89,6 +89,15 @@ def _root(ns: AsyncLanceNamespace) -> str:
     return text if "://" in text else os.path.abspath(os.path.expanduser(text))
 
 
+def _store(ns: AsyncLanceNamespace) -> JobStore:
+    """The job records of ``ns``'s storage root, reached with its ``storage.*`` options."""
+    return JobStore(_root(ns), _storage_options(ns))
+
+
+def _storage_options(ns: AsyncLanceNamespace) -> dict[str, str]:
+    return dict(getattr(ns.config, "storage", None) or {})
+
+
 def _heartbeat_timeout(ns: AsyncLanceNamespace) -> float:
     return float(getattr(ns.config, "job_heartbeat_timeout", 30.0))
 
@@ -125,8 +134,10 @@ async def start_job(
     properties = dict(ns.config.properties)
     impl = ns.impl_name
 
+    storage_options = _storage_options(ns)
+
     def start() -> None:
-        store = JobStore(root)
+        store = JobStore(root, storage_options)
         checkpoints, resumed_from = _resumable(store, kind, list(table_id), kept)
         pid, handle = driver_for(chosen)
         record: dict[str, Any] = {
@@ -148,6 +159,7 @@ async def start_job(
             {
                 "op": "run",
                 "root": root,
+                "storage_options": storage_options,
                 "job_id": job_id,
                 "target": target,
                 "impl": impl,
@@ -257,7 +269,9 @@ def _find(ns: AsyncLanceNamespace, ids: Any) -> tuple[JobStore, dict[str, Any]]:
     job_id = str(ids[-1])
     if not valid_job_id(job_id):
         raise errors.InvalidInputError(f"{job_id!r} is not a job id (lna-job-<32 hex>)")
-    store = JobStore(_root(ns))
+    if not getattr(ns.config, "root", None):
+        raise errors.TransactionNotFoundError(f"no job {job_id}: this backend has no root")
+    store = _store(ns)
     record = store.read(job_id)
     table = [str(part) for part in ids[:-1]]
     if record is None or (table and record.get("table_id") != table):

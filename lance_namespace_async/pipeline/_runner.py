@@ -81,8 +81,9 @@ class JobRunner:
 
     def submit(self, message: Mapping[str, Any]) -> None:
         """Start one job: ``message`` has ``root``, ``job_id``, ``target``, ``impl``,
-        ``properties`` (the backend's, never stored), ``request``, ``checkpoints``."""
-        store = JobStore(str(message["root"]))
+        ``properties`` and ``storage_options`` (the backend's, never stored), ``request``,
+        ``checkpoints``."""
+        store = JobStore(str(message["root"]), message.get("storage_options") or {})
         record = store.read(str(message["job_id"]))
         if record is None:
             return
@@ -154,7 +155,14 @@ class JobRunner:
             for job in running:
                 try:
                     job.update()
-                    if not job.group_cancelled and job.store.cancel_requested(job.job_id):
+                    running_now = job.record.get("status") == JobStatus.RUNNING.value
+                    # a queued job has no Spark work to cancel (and the session may still be
+                    # starting: waiting for it here would stop every heartbeat)
+                    if (
+                        running_now
+                        and not job.group_cancelled
+                        and job.store.cancel_requested(job.job_id)
+                    ):
                         job.group_cancelled = True
                         self._get_spark().sparkContext.cancelJobGroup(job.job_id)
                 except Exception:

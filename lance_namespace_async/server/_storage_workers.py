@@ -82,9 +82,10 @@ logger = logging.getLogger("lance_namespace_async.server")
 #: The operations that run in a worker: they decode Arrow rows, evaluate client
 #: expressions, scan data or build indices. Everything else (catalog entries,
 #: versions, tags, branches, metadata-only schema changes) stays in the server process,
-#: and so do RefreshMaterializedView and AlterTableBackfillColumns: they only queue a
-#: Spark job, whose driver must outlive the request and must not inherit a worker's
-#: address-space limit (a JVM reserves far more than any worker limit).
+#: and so do CreateMaterializedView, RefreshMaterializedView and AlterTableBackfillColumns:
+#: they only check a definition, write an empty table and queue a Spark job, whose driver
+#: must outlive the request and must not inherit a worker's address-space limit (a JVM
+#: reserves far more than any worker limit).
 STORAGE_METHODS: frozenset[str] = frozenset(
     {
         "create_table",
@@ -101,7 +102,6 @@ STORAGE_METHODS: frozenset[str] = frozenset(
         "create_table_index",
         "create_table_scalar_index",
         "get_table_stats",
-        "create_materialized_view",
     }
 )
 

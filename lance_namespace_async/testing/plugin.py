@@ -40,6 +40,8 @@ pytest.register_assert_rewrite(
     "lance_namespace_async.testing.scenarios",
     "lance_namespace_async.testing.data_scenarios",
     "lance_namespace_async.testing.batch_scenarios",
+    "lance_namespace_async.testing.job_scenarios",
+    "lance_namespace_async.testing.backfill_scenarios",
 )
 
 _SETTINGS_KEY = pytest.StashKey["KitSettings | None"]()

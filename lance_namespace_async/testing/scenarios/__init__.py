@@ -9,8 +9,9 @@ or rewrite entries: a value the kit set must never come back *wrong*.
 
 The scenarios are registered by theme, in this order: ``namespaces`` (the
 namespace operations), ``tables`` (the table operations, listings, versions and
-identifiers), then ``batch_scenarios``, ``data_scenarios``, ``branch_scenarios`` and
-``table_ops_scenarios`` one level up. The registry (:data:`SCENARIOS`, :func:`scenario`),
+identifiers), then ``batch_scenarios``, ``data_scenarios``, ``branch_scenarios``,
+``table_ops_scenarios``, ``view_scenarios`` and ``job_scenarios`` one level up. The registry
+(:data:`SCENARIOS`, :func:`scenario`),
 the spellings of the modes and the checks the themes share are in ``testing._scenario``,
 below the themes; importing this package registers every theme.
 """
@@ -24,6 +25,8 @@ from __future__ import annotations
 from . import namespaces, tables  # noqa: F401
 from .. import batch_scenarios, data_scenarios, branch_scenarios, table_ops_scenarios  # noqa: F401
 from .. import view_scenarios  # noqa: F401
+from .. import job_scenarios  # noqa: F401
+from .. import backfill_scenarios  # noqa: F401
 from .._scenario import SCENARIOS, scenario
 
 # isort: on
