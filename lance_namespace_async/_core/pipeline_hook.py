@@ -22,6 +22,8 @@ import importlib.util
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+from ..models import Unset
+
 from .config import prop
 
 #: a job's transaction id starts with this (``lna-job-`` then hex digits)
@@ -41,16 +43,21 @@ METHODS: Final = ALWAYS | SOMETIMES
 def is_job_id(request: Any) -> bool:
     """Whether a transaction request names a job (its last id element)."""
     ids: list[Any] | None = getattr(request, "id", None)
-    if not ids:
+    if not _given(ids) or not ids:
         return False
     return isinstance(ids[-1], str) and ids[-1].startswith(JOB_ID_PREFIX)
 
 
+def _given(value: Any) -> bool:
+    return value is not None and not isinstance(value, Unset)
+
+
 def _adds_computed(request: Any) -> bool:
-    for entry in getattr(request, "new_columns", None) or ():
-        if getattr(entry, "computed", None) is not None:
+    columns: Any = getattr(request, "new_columns", None)
+    for entry in columns if _given(columns) else ():
+        if _given(getattr(entry, "computed", None)):
             return True
-        if getattr(entry, "virtual_column", None) is not None:
+        if _given(getattr(entry, "virtual_column", None)):
             return True
     return False
 

@@ -44,6 +44,7 @@ import pyarrow as pa
 
 from .. import errors
 from .._core.base import AsyncLanceNamespace
+from . import _sql_guard
 from ._control import JobCancelled, JobControl
 from ._view_schema import fits, parse_output_schema
 
@@ -124,6 +125,8 @@ def bind_query(
     from .. import spark as lna_spark
 
     session = spark.newSession()
+    _sql_guard.confine(session)
+    _sql_guard.check_parsed(session, query)
     sources: list[dict[str, Any]] = []
     quiet = logging.getLogger("SQLQueryContextLogger")
     level = quiet.level
@@ -133,6 +136,7 @@ def bind_query(
             try:
                 frame = session.sql(query)
                 frame.schema  # noqa: B018 - analysis happens here
+                _sql_guard.check_analysed(frame)
                 return frame, sources
             except ParseException as exc:
                 raise errors.InvalidInputError(
