@@ -23,7 +23,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from ..models import Unset
-
 from .config import prop
 
 #: a job's transaction id starts with this (``lna-job-`` then hex digits)
