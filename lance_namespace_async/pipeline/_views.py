@@ -45,6 +45,7 @@ import pyarrow as pa
 from .. import errors
 from .._core.base import AsyncLanceNamespace
 from ._control import JobCancelled, JobControl
+from ._pushdown import maybe_pushed_down
 from ._view_schema import fits, parse_output_schema
 
 __all__ = [
@@ -120,12 +121,15 @@ def bind_query(
     parse or resolve.
     """
     from pyspark.errors import AnalysisException, ParseException
+    from pyspark.logger import PySparkLogger
 
     from .. import spark as lna_spark
 
     session = spark.newSession()
     sources: list[dict[str, Any]] = []
-    quiet = logging.getLogger("SQLQueryContextLogger")
+    # pyspark's own logger class: a plain Logger under this name would break pyspark's
+    # later error reports (they log with an ``errorClass`` keyword)
+    quiet = PySparkLogger.getLogger("SQLQueryContextLogger")
     level = quiet.level
     quiet.setLevel(logging.CRITICAL)  # each unbound table is an expected analysis error
     try:
@@ -426,6 +430,9 @@ def run_refresh(control: JobControl, request: Mapping[str, Any]) -> int:
         namespace=view_id[:-1],
         latest_version=latest_version,
         versions=versions,
+    )
+    frame = maybe_pushed_down(
+        control.spark, frame, sources, impl=control.impl, properties=control.properties
     )
     output = pa.schema([f.remove_metadata() for f in dataset.schema]).remove_metadata()
     fits(query_schema(frame), output)
