@@ -51,6 +51,8 @@ _PLAN = "org.apache.spark.sql.catalyst.plans.logical."
 _READER_FUNCTION = "read_partitions"
 #: rows folded per pyarrow aggregation (bounds a task's memory)
 BATCH_ROWS = 1 << 20
+#: tasks of the partial stage (0: one per core of the cluster, Spark's default parallelism)
+TASKS = 0
 
 _INTEGRAL = {"byte": pa.int8(), "short": pa.int16(), "integer": pa.int32(), "long": pa.int64()}
 _FLOATING = {"float": pa.float32(), "double": pa.float64()}
@@ -396,7 +398,10 @@ def pushed_down(
     count = max(len(splits), 1)
     if not splits:
         splits.append([])
-    parts = spark.range(0, count, 1, count).mapInArrow(
+    # Each task costs the JVM and its Python worker a fixed setup; partials are cheap,
+    # so a task per core (taking several splits) beats a task per split
+    slices = max(1, min(count, TASKS if TASKS else spark.sparkContext.defaultParallelism))
+    parts = spark.range(0, count, 1, slices).mapInArrow(
         partials, from_arrow_schema(schema, prefer_timestamp_ntz=True)
     )
     finals = []
