@@ -225,6 +225,9 @@ def recognise(frame: Any, *, ansi: bool) -> AggregatePlan | None:
     except _NotPushable as reason:
         _log.debug("view query not pushed down: %s", reason)
         return None
+    except Exception as exc:  # a plan this reader does not know (another Spark version)
+        _log.debug("view query not pushed down: unreadable plan (%s)", exc)
+        return None
 
 
 def _recognise(root: dict[str, Any], ansi: bool) -> AggregatePlan:
