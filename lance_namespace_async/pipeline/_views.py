@@ -25,7 +25,9 @@ source's own two-phase writer. A failure or cancel before the commit deletes wha
 tasks wrote, leaving the previous version. ``max_rows_per_fragment`` is the rows per
 written data file; ``concurrency`` the most write tasks (the result is coalesced to it);
 ``source_task_size``, ``intra_applier_concurrency``, ``output_limit`` and ``manifest``
-have no meaning for a SQL view and are ignored.
+have no meaning for a SQL view and are ignored. An aggregate over one source (the shape
+``_pushdown`` reads from Spark's plan) folds partial aggregates in the tasks, next to the
+data, and Spark only finishes them: same result, a fraction of the rows shipped.
 """
 
 from __future__ import annotations
