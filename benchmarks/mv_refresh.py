@@ -9,15 +9,27 @@ double, ``tag`` string), written by pylance in 1,048,576-row fragments. The view
 
 Contenders (each timed ``--repeat`` times, best kept), all at local[2] where Spark runs:
 
-- ours: the refresh job's body (``pipeline._views.run_refresh``) as the runner calls it:
-  sources bound through our reader (``lna_spark.read``, mapInArrow), the query on Spark,
-  tasks writing Lance fragments, one Overwrite commit of the view;
-- (a) Spark SQL writing Parquet: the same source read, the same query, ``.write.parquet``;
+- ours, job body: the refresh job's body (``pipeline._views.run_refresh``) as the runner
+  calls it, on this process's (warm) session: the query's shape is recognised from
+  Spark's plan and the tasks fold partial aggregates next to the data
+  (``pipeline._pushdown``), Spark does the final aggregation, tasks write Lance
+  fragments, one Overwrite commit of the view;
+- ours, job body, plain plan: the same with the partial aggregation turned off (every
+  source row goes through our reader into the JVM), to show what it changes;
+- ours, through the job runner: ``refresh_materialized_view`` + ``wait_for_job_sync`` on
+  a warm driver process (``pipeline._clusters``, already started, as in a server); wall
+  includes the client's DescribeTransaction polling;
+- (a) Spark SQL writing Parquet: the same source read through our reader, the same
+  query, ``.write.parquet``;
 - (b) one pylance/DataFusion process: ``dataset.sql(query)`` (pylance's embedded
   DataFusion) and ``lance.write_dataset`` of the result.
 
+All produce the same 1,000 rows (checked: the view equals (b)'s result). The ratios
+(a) and (b) use the job body on the warm session (the runner adds only scheduling).
+
 Wall time and CPU time (this process and every process below it: the JVM and Spark's
-Python workers, read from /proc; the machine is shared, so CPU is the steadier number).
+Python workers, the driver process, read from /proc; the machine is shared, so CPU is
+the steadier number). A breakdown follows (``--breakdown``): the pieces timed alone.
 Results go to stdout and ``benchmarks/results/mv_refresh.md``.
 """
 
@@ -34,6 +46,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import lance
 import numpy as np
@@ -41,7 +54,12 @@ import pyarrow as pa
 
 import lance_namespace_async as lna
 from lance_namespace_async import spark as lna_spark
-from lance_namespace_async.pipeline import JobControl
+from lance_namespace_async.pipeline import JobControl, _views, wait_for_job_sync
+from lance_namespace_async.pipeline._pushdown import (
+    _partials,
+    maybe_pushed_down,
+    recognise,
+)
 from lance_namespace_async.pipeline._views import run_refresh
 
 RESULTS = Path(__file__).parent / "results" / "mv_refresh.md"
@@ -57,6 +75,7 @@ OUTPUT = json.dumps(
     }
 )
 _TICKS = os.sysconf("SC_CLK_TCK")
+OURS = "ours, job body (partials in tasks, Lance commit)"
 
 
 def tree_cpu_seconds() -> float:
@@ -124,10 +143,90 @@ def measure(repeat: int, run: Callable[[], None]) -> tuple[float, float]:
     return best
 
 
+def same_result(view: pa.Table, peer: pa.Table) -> None:
+    """The view holds (b)'s rows: counts and maxima exact, sums to rounding."""
+    mine, theirs = view.sort_by("k").to_pylist(), peer.sort_by("k").to_pylist()
+    assert len(mine) == len(theirs)
+    for a, b in zip(mine, theirs, strict=True):
+        assert (a["k"], a["n"], a["top"]) == (b["k"], b["n"], b["top"])
+        assert abs(a["total"] - b["total"]) <= 1e-9 * max(1.0, abs(b["total"]))
+
+
+def tiny(spark: Any) -> Callable[[], None]:
+    """A job of the refresh's shape over nothing: Spark + Python worker overhead alone."""
+
+    def passthrough(batches: Any) -> Any:
+        yield from batches
+
+    def run() -> None:
+        frame = spark.range(0, 2, 1, 2).mapInArrow(passthrough, "id long")
+        frame.groupBy("id").count().collect()
+
+    return run
+
+
+def measure_breakdown(
+    spark: Any, location: str, props: dict[str, str]
+) -> list[tuple[str, tuple[float, float]]]:
+    """Where the job body's time goes, each piece run alone."""
+    version = int(lance.dataset(location).version)
+    sources = [{"id": ["bench", "events"], "version": version}]
+
+    def bound(pushed: bool) -> Any:
+        """A fresh DataFrame each time: Spark reuses a DataFrame's shuffle output."""
+        session = spark.newSession()
+        lna_spark.read(
+            session, "bench$events", impl="dir", properties=props, delimiter="$"
+        ).createOrReplaceTempView("events")
+        frame = session.sql(QUERY)
+        if not pushed:
+            return frame
+        return maybe_pushed_down(session, frame, sources, impl="dir", properties=props)
+
+    plan = recognise(bound(False), ansi=True)
+    assert plan is not None
+
+    def scan_only() -> None:
+        for _ in lance.dataset(location).to_batches(columns=["k", "v", "tag"], batch_size=1 << 20):
+            pass
+
+    def partials_one_process() -> None:
+        scanner = lance.dataset(location).scanner(columns=["k", "v", "tag"], batch_size=1 << 20)
+        for batch in scanner.to_batches():
+            _partials(plan, batch)
+
+    return [
+        ("pylance scan of k, v, tag alone (one process)", measure(2, scan_only)),
+        ("scan + pyarrow partials (one process, no Spark)", measure(2, partials_one_process)),
+        ("binding + analysis + plan recognition (driver)", measure(2, lambda: bound(True))),
+        (
+            "partials on Spark + final aggregation, collect",
+            measure(2, lambda: bound(True).collect()),
+        ),
+        (
+            "plain plan: source rows into the JVM only (noop write)",
+            measure(
+                2,
+                lambda: (
+                    lna_spark.read(
+                        spark, "bench$events", impl="dir", properties=props, delimiter="$"
+                    )
+                    .write.format("noop")
+                    .mode("overwrite")
+                    .save()
+                ),
+            ),
+        ),
+        ("plain plan: query, collect", measure(2, lambda: bound(False).collect())),
+        ("Spark's fixed cost: a two-row job through a Python task", measure(2, tiny(spark))),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--breakdown", action="store_true", help="also time the pieces")
     args = parser.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -158,6 +257,19 @@ def main() -> None:
             finally:
                 control.close()
 
+        def plain() -> None:
+            _views.maybe_pushed_down = lambda spark, frame, *a, **k: frame  # type: ignore
+            try:
+                ours()
+            finally:
+                _views.maybe_pushed_down = maybe_pushed_down
+
+        facade = lna.connect_sync("dir", props)
+
+        def runner() -> None:
+            answer = facade.refresh_materialized_view({"id": ["bench", "agg"]})
+            wait_for_job_sync(facade, str(answer.job_id), timeout=600)
+
         def parquet() -> None:
             session = spark.newSession()
             lna_spark.read(
@@ -172,20 +284,26 @@ def main() -> None:
             lance.write_dataset(result, os.path.join(work, "peer.lance"), mode="overwrite")
 
         ours()  # warm: Python workers started, classes loaded
+        runner()  # warm: the driver process started, its workers too
         results = {
-            "ours: refresh job (Spark, Lance commit)": measure(args.repeat, ours),
+            OURS: measure(args.repeat, ours),
+            "ours, job body, plain plan (no partials)": measure(args.repeat, plain),
+            "ours, through the job runner (warm driver)": measure(args.repeat, runner),
             "(a) Spark SQL -> Parquet": measure(args.repeat, parquet),
             "(b) pylance/DataFusion -> Lance": measure(args.repeat, pylance),
         }
         check = lance.dataset(
-            str(lna.connect_sync("dir", props).describe_table({"id": ["bench", "agg"]}).location)
+            str(facade.describe_table({"id": ["bench", "agg"]}).location)
         ).to_table()
         assert check.num_rows == 1000
         assert sum(check.column("n").to_pylist()) == args.rows
+        same_result(check, lance.dataset(os.path.join(work, "peer.lance")).to_table())
+        breakdown = measure_breakdown(spark, location, props) if args.breakdown else []
+        facade.close()
     finally:
         spark.stop()
         shutil.rmtree(work, ignore_errors=True)
-    ours_wall, ours_cpu = results["ours: refresh job (Spark, Lance commit)"]
+    ours_wall, ours_cpu = results[OURS]
     lines = [
         "# Materialized view refresh (issue 32)",
         "",
@@ -203,6 +321,10 @@ def main() -> None:
         )
     lines.append("")
     lines.append(f"ours' CPU: {ours_cpu:.2f} s.")
+    if breakdown:
+        lines += ["", "Breakdown (each piece alone, warm, best of the repeats):", ""]
+        lines += ["| piece | wall s | CPU s |", "| --- | ---: | ---: |"]
+        lines += [f"| {name} | {wall:.2f} | {cpu:.2f} |" for name, (wall, cpu) in breakdown]
     text = "\n".join(lines) + "\n"
     print(text)
     RESULTS.parent.mkdir(exist_ok=True)

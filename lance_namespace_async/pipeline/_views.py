@@ -32,7 +32,9 @@ source's own two-phase writer. A failure or cancel before the commit deletes wha
 tasks wrote, leaving the previous version. ``max_rows_per_fragment`` is the rows per
 written data file; ``concurrency`` the most write tasks (the result is coalesced to it);
 ``source_task_size``, ``intra_applier_concurrency``, ``output_limit`` and ``manifest``
-have no meaning for a SQL view and are ignored.
+have no meaning for a SQL view and are ignored. An aggregate over one source (the shape
+``_pushdown`` reads from Spark's plan) folds partial aggregates in the tasks, next to the
+data, and Spark only finishes them: same result, a fraction of the rows shipped.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from .. import errors
 from .._core.base import AsyncLanceNamespace
 from . import _sql_guard, _udfs
 from ._control import JobCancelled, JobControl
+from ._pushdown import maybe_pushed_down
 from ._view_schema import fits, parse_output_schema
 
 __all__ = [
@@ -130,6 +133,7 @@ def bind_query(
     parse or resolve.
     """
     from pyspark.errors import AnalysisException, ParseException
+    from pyspark.logger import PySparkLogger
 
     from .. import spark as lna_spark
 
@@ -137,7 +141,9 @@ def bind_query(
     _sql_guard.confine(session)
     _sql_guard.check_parsed(session, query)
     sources: list[dict[str, Any]] = []
-    quiet = logging.getLogger("SQLQueryContextLogger")
+    # pyspark's own logger class: a plain Logger under this name would break pyspark's
+    # later error reports (they log with an ``errorClass`` keyword)
+    quiet = PySparkLogger.getLogger("SQLQueryContextLogger")
     level = quiet.level
     quiet.setLevel(logging.CRITICAL)  # each unbound table is an expected analysis error
     try:
@@ -477,6 +483,9 @@ def run_refresh(control: JobControl, request: Mapping[str, Any]) -> int:
         namespace=view_id[:-1],
         latest_version=latest_version,
         versions=versions,
+    )
+    frame = maybe_pushed_down(
+        control.spark, frame, sources, impl=control.impl, properties=control.properties
     )
     output = pa.schema([f.remove_metadata() for f in dataset.schema]).remove_metadata()
     kind = definition[KIND_KEY]
