@@ -12,7 +12,8 @@ line, visibly to the reader::
 
     # not run by the docs test: <reason>
 
-``text`` blocks are command synopses and ``yaml`` blocks must parse; any other
+``text`` blocks are command synopses and ``yaml``, ``toml`` and ``json`` blocks must parse
+(a config file, an access-log line); any other
 language, an unlabelled fence or a fence this parser cannot see (indented) fails, so no
 block goes unchecked.
 
@@ -38,6 +39,7 @@ import re
 import select
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +59,7 @@ REPO = Path(__file__).resolve().parent.parent
 PAGES = [*sorted((REPO / "docs").rglob("*.md")), REPO / "README.md"]
 
 RUN = {"python", "bash"}
-DATA = {"text", "yaml"}
+DATA = {"text", "yaml", "toml", "json"}
 NOT_RUN = re.compile(r"^# not run by the docs test: (?P<reason>\S.*)$")
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>```+|~~~+)(?P<lang>[\w-]*)")
 BLOCK_TIMEOUT = 240  # seconds; a Spark block starts a JVM
@@ -263,6 +265,13 @@ def _run(block: Block, places: Places) -> None:
     code = places.substitute(block.code)
     if block.lang == "yaml":
         yaml.safe_load(code)
+        return
+    if block.lang == "toml":
+        tomllib.loads(code)
+        return
+    if block.lang == "json":
+        for line in filter(str.strip, code.splitlines()):  # JSON lines: a document a line
+            json.loads(line)
         return
     if block.lang == "text":
         return

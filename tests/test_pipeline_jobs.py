@@ -383,8 +383,8 @@ def test_a_refresh_served_by_lance_ns_serve_is_a_job_of_the_server(tmp_path: Pat
     }
     with (
         lance_ns_serve({"root": str(tmp_path)}, "--spark-cluster", "small=local[1]") as server,
-        # CreateMaterializedView analyses its query on a SparkSession of the server's own
-        # (views' choice): its first call waits for that JVM to start
+        # CreateMaterializedView analyses its query in the default cluster's driver (a
+        # child process of the server): its first call waits for that JVM to start
         lna.connect_sync(
             "rest", {"uri": server.uri, "read_timeout": "240000", "call_timeout": "240000"}
         ) as remote,

@@ -139,7 +139,9 @@ def test_a_query_past_its_bound_is_refused_before_spark_parses_it(
 def test_create_materialized_view_refuses_the_attack_and_writes_nothing(
     spark: SparkSession, root: Path
 ) -> None:
-    with lna.connect_sync("dir", {"root": str(root)}) as ns:
+    # the 'active' cluster: this module's session analyses, as a Spark driver's would
+    properties = {"root": str(root), "spark_cluster.default": "active"}
+    with lna.connect_sync("dir", properties) as ns:
         before = ns.list_tables({"id": ["shop"]}).tables
         with pytest.raises(errors.InvalidInputError, match="reflect"):
             ns.create_materialized_view(

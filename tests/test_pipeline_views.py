@@ -112,6 +112,9 @@ def iceberg_backend(iceberg_reference: Any, tmp_path: Path) -> Backend:
     place = unique_name("views")
     iceberg_reference.rest_client().create_namespace(place)
     properties = iceberg_reference.properties(root=str(tmp_path / "root"), managed_by="impl")
+    # this module's SparkSession analyses the views' queries here (the other backends'
+    # go to the default cluster's driver process)
+    properties["spark_cluster.default"] = "active"
     return Backend("iceberg", properties, ["wh", place])
 
 
@@ -367,3 +370,115 @@ def test_create_starts_the_first_refresh_as_a_job_that_succeeds(dir_backend: Bac
         assert str(outcome.status) == "SUCCEEDED", outcome
         read = lance.dataset(namespace_client=facade, table_id=["shop", "by_k"])
         assert (read.version, totals(read.to_table())) == (created.version + 1, {"a": 3})
+
+
+def _processes() -> dict[int, tuple[int, str]]:
+    """Every process of this host: pid → (parent pid, command line)."""
+    found: dict[int, tuple[int, str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        found[int(entry.name)] = (int(stat.rpartition(")")[2].split()[1]), command)
+    return found
+
+
+def _descendants(pid: int, table: dict[int, tuple[int, str]]) -> set[int]:
+    found: set[int] = set()
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        children = [child for child, (ppid, _) in table.items() if ppid == parent]
+        found.update(children)
+        frontier.extend(children)
+    return found
+
+
+def test_lance_ns_serve_starts_no_jvm_of_its_own_its_driver_analyses_and_runs_udfs(
+    tmp_path: Path,
+) -> None:
+    """Through a real ``lance-ns serve --allow-udfs`` process (storage workers on): the
+    view's query is analysed by the default cluster's driver process (a child of the
+    server, whose own child is the only JVM); the server process has no java child.
+    The same driver then fills a virtual column with the client's UDF (opt-in flag)."""
+    import base64
+
+    import pyarrow.compute as pc
+    from pyspark import cloudpickle
+    from serve_process import lance_ns_serve
+
+    from lance_namespace_async.pipeline._jobs import wait_for_job_sync
+
+    lance.write_dataset(orders(("a", 1), ("a", 2), ("b", 5)), str(tmp_path / "orders.lance"))
+
+    def doubled(batch: pa.RecordBatch) -> pa.Array:
+        return pc.multiply(batch.column("v"), 2)
+
+    udf = base64.b64encode(cloudpickle.dumps(doubled)).decode()
+    with (
+        lance_ns_serve({"root": str(tmp_path)}, "--allow-udfs") as server,
+        lna.connect_sync(
+            "rest", {"uri": server.uri, "read_timeout": "240000", "call_timeout": "240000"}
+        ) as remote,
+    ):
+        with pytest.raises(errors.TableNotFoundError):  # the driver's answer, typed
+            remote.create_materialized_view(
+                {
+                    "id": ["v0"],
+                    "kind": "query",
+                    "source_query": "SELECT k FROM nowhere",
+                    "output_schema": OUTPUT,
+                    "with_no_data": True,
+                }
+            )
+        create_view(remote, ["by_k"])
+        table = _processes()
+        below = _descendants(server.process.pid, table)
+        javas = [pid for pid in below if "java" in table[pid][1].split(" ")[0]]
+        assert javas, "the driver's JVM"
+        for java in javas:
+            parent = table[java][0]
+            assert parent != server.process.pid
+            assert "lance_namespace_async.pipeline._driver" in table[parent][1]
+            assert table[parent][0] == server.process.pid  # the driver: the server's child
+        assert definition(remote, ["by_k"])[SOURCES_KEY] == json.dumps(
+            [{"id": ["orders"], "version": None}]
+        )
+
+        remote.alter_table_add_columns(
+            {
+                "id": ["orders"],
+                "new_columns": [
+                    {
+                        "name": "v2",
+                        "virtual_column": {
+                            "input_columns": ["v"],
+                            "outputs": [
+                                {
+                                    "column": "v2",
+                                    "struct_field": "",
+                                    "data_type": {"type": "int64"},
+                                    "nullable": True,
+                                }
+                            ],
+                            "image": "",
+                            "udf": udf,
+                            "udf_name": "doubled",
+                            "udf_version": "1",
+                        },
+                    }
+                ],
+            }
+        )
+        job = remote.alter_table_backfill_columns({"id": ["orders"], "column": "v2"}).job_id
+        assert str(wait_for_job_sync(remote, job, timeout=300).status) == "SUCCEEDED"
+        filled = lance.dataset(namespace_client=remote, table_id=["orders"]).to_table()
+    assert sorted(zip(filled["v"].to_pylist(), filled["v2"].to_pylist(), strict=True)) == [
+        (1, 2),
+        (2, 4),
+        (5, 10),
+    ]

@@ -512,3 +512,51 @@ def test_a_config_file_without_a_serve_section_is_only_the_profiles(tmp_path: Pa
     ) as served:
         assert served.workers() == set()
         assert _namespaces(served.uri) == []
+
+
+def test_config_file_mounts_as_tables_are_the_mount_strings_values_kept_exactly(
+    tmp_path: Path,
+) -> None:
+    """``[serve.mount.NAME]`` tables (docs/backends/mounts.md) give what ``--mount`` gives:
+    a value's commas and backslashes arrive as written, and ``--mount`` on the command line
+    replaces the file's mounts."""
+    from lance_namespace_async._cli import _parser
+    from lance_namespace_async._cli.serve import _with_config_file
+    from lance_namespace_async._cli.serve_mounts import mount_connection
+
+    config = tmp_path / "serve.toml"
+    config.write_text(
+        "[serve]\nport = 2333\n\n"
+        '[serve.mount.sales]\nimpl = "dir"\nroot = "/data/a,b\\\\c"\nmax_retries = 3\n\n'
+        '[serve.mount.ml]\nimpl = "rest"\nuri = "http://catalog:8181"\n'
+    )
+    parser = _parser()
+
+    def resolved(*argv: str) -> object:
+        args = parser.parse_args(list(argv))
+        return _with_config_file(parser, args.command_parser, argv, args)[0]
+
+    args = resolved("serve", "--config", str(config))
+    properties = mount_connection(args.mount).properties  # type: ignore[attr-defined]
+    assert properties == {
+        "mount.sales.impl": "dir",
+        "mount.sales.root": "/data/a,b\\c",
+        "mount.sales.max_retries": "3",
+        "mount.ml.impl": "rest",
+        "mount.ml.uri": "http://catalog:8181",
+    }
+    args = resolved("serve", "--config", str(config), "--mount", "x=dir:root=/x")
+    assert args.mount == ["x=dir:root=/x"]  # type: ignore[attr-defined]
+
+
+def test_a_mount_table_without_its_backend_is_a_usage_error_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "serve.toml"
+    config.write_text('[serve.mount.sales]\nroot = "s3cr3tvalue"\n')
+    with pytest.raises(SystemExit) as exited:
+        cli_main(["serve", "--config", str(config), "--port", str(_free_port())])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "serve.mount.sales needs impl" in err
+    assert "s3cr3tvalue" not in err

@@ -124,6 +124,14 @@ def add_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         "'default' = local[2]); the same as --prop spark_cluster.NAME=MASTER",
     )
     serve.add_argument(
+        "--allow-udfs",
+        action="store_true",
+        help="let clients run their own Python code on your Spark clusters (virtual_column "
+        "UDFs, udtf/chunker views), with the clusters' rights and storage credentials; only "
+        "for clients you trust (default: refused with code 0); the same as "
+        "--prop pipeline_allow_udfs=true",
+    )
+    serve.add_argument(
         "--allow-origin",
         action="append",
         default=[],
@@ -514,6 +522,8 @@ def _served_connection(connection: Connection, args: argparse.Namespace) -> Conn
         if not sep or not name.strip() or not master.strip():
             raise errors.InvalidInputError(f"--spark-cluster expects NAME=MASTER, got {item!r}")
         properties[f"spark_cluster.{name.strip()}"] = master.strip()
+    if args.allow_udfs:
+        properties["pipeline_allow_udfs"] = "true"
     return attrs.evolve(connection, properties=properties)
 
 

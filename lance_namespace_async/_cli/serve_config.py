@@ -152,6 +152,10 @@ def _file_values(
         elif isinstance(action, argparse._AppendAction):
             if name == "prop" and isinstance(value, Mapping):
                 items = [f"{k}={_text(v, f'{where}.{k}')}" for k, v in value.items()]
+            elif name == "mount" and isinstance(value, Mapping):  # [serve.mount.NAME] tables
+                from .serve_mounts import mount_specs
+
+                items = mount_specs(value, where)
             else:
                 listed = value if isinstance(value, list) else [value]
                 items = [_converted(action, item, where) for item in listed]

@@ -22,7 +22,7 @@ from typing import Any
 from .. import errors
 from .profiles import SOURCE_ARGS, Connection, resolve_connection
 
-__all__ = ["add_arguments", "mount_connection", "parse_mount"]
+__all__ = ["add_arguments", "mount_connection", "mount_specs", "parse_mount"]
 
 
 def add_arguments(serve: argparse.ArgumentParser) -> None:
@@ -89,6 +89,44 @@ def parse_mount(text: str) -> tuple[str, str | None, dict[str, str]]:
             raise errors.InvalidInputError(f"--mount {name}: property {key.strip()!r} given twice")
         properties[key.strip()] = value
     return name, impl.strip(), properties
+
+
+def _escaped(value: str) -> str:
+    return value.replace("\\", "\\\\").replace(",", "\\,")
+
+
+def mount_specs(tables: Mapping[str, Any], where: str) -> list[str]:
+    """A config file's ``mount`` tables (``{name: {"impl": IMPL, key: value}}``, or
+    ``{name: "IMPL:..."}``) as ``--mount`` strings, so they meet the command line's
+    ``--mount`` the way a list does (the command line's replace the file's). Errors name
+    the mount and the key, never a value."""
+    specs: list[str] = []
+    for name, body in tables.items():
+        if isinstance(body, str):
+            specs.append(f"{name}={body}")
+            continue
+        if not isinstance(body, Mapping):
+            raise errors.InvalidInputError(f"{where}.{name} must be a table or a string")
+        impl = body.get("impl")
+        if not isinstance(impl, str) or not impl.strip():
+            raise errors.InvalidInputError(f"{where}.{name} needs impl (its backend)")
+        items: list[str] = []
+        for key, value in body.items():
+            if key == "impl":
+                continue
+            if not isinstance(key, str) or not key or any(c in key for c in "=,\\"):
+                raise errors.InvalidInputError(
+                    f"{where}.{name}: a property name may not hold '=', ',' or '\\'"
+                )
+            if isinstance(value, bool):
+                text = "true" if value else "false"
+            elif isinstance(value, str | int | float):
+                text = str(value)
+            else:
+                raise errors.InvalidInputError(f"{where}.{name}.{key} must be a single value")
+            items.append(f"{key}={_escaped(text)}")
+        specs.append(f"{name}={impl.strip()}:{','.join(items)}")
+    return specs
 
 
 def _mount_of(

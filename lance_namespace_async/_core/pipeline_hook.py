@@ -23,8 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from ..models import Unset
-
-from .config import prop
+from .config import parse_bool, prop
 
 #: a job's transaction id starts with this (``lna-job-`` then hex digits)
 JOB_ID_PREFIX: Final = "lna-job-"
@@ -108,4 +107,16 @@ def job_heartbeat_timeout_prop() -> Any:
         default=30.0,
         parse=_positive_seconds,
         doc="seconds without a heartbeat after which a job is reported failed (30)",
+    )
+
+
+def pipeline_allow_udfs_prop() -> Any:
+    """``pipeline_allow_udfs``: whether clients may run their own Python code on this
+    backend's Spark clusters (``virtual_column`` UDFs, ``udtf``/``chunker`` views). Off
+    by default: such code runs with the cluster's rights (its storage credentials
+    included), so only an operator who trusts every client turns it on."""
+    return prop(
+        default=False,
+        parse=parse_bool,
+        doc="true: clients' Python UDFs run on the Spark clusters (false)",
     )

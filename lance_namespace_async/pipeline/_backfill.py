@@ -44,6 +44,8 @@ import anyio.to_thread
 import pyarrow as pa
 
 from .. import errors
+from . import _udfs
+from ._udfs import virtual_field, virtual_spec
 
 if TYPE_CHECKING:
     from .._core.base import AsyncLanceNamespace
@@ -182,61 +184,63 @@ async def alter_table_add_columns(ns: AsyncLanceNamespace, request: Any) -> Any:
 
     Plain ``expression`` entries in the same request are refused: those are computed
     now by the backend's own AlterTableAddColumns, and one request must be one commit.
-    ``virtual_column`` (a client's UDF) is refused with code 0 unless the operator set
-    :data:`ALLOW_UDFS`; even then it is not run yet (the reason says so)."""
+    ``virtual_column`` (a client's UDF, ``_udfs``) is refused with code 0 unless the
+    operator set :data:`ALLOW_UDFS`; then it is added all-null, its UDF kept in the
+    field's metadata (never run here) for AlterTableBackfillColumns to fill."""
     from ..models import AlterTableAddColumnsResponse
 
     table_id = _table_id(request)
     _refuse_branch(request, "AlterTableAddColumns")
     computed: dict[str, str] = {}
+    virtual: dict[str, Any] = {}
     for entry in _value(request, "new_columns") or ():
         name = _value(entry, "name")
         if not isinstance(name, str) or not name.strip():
             raise errors.InvalidInputError("every new column needs a name")
+        if name in computed or name in virtual:
+            raise errors.InvalidInputError(f"new column {name!r} is named twice")
         if _value(entry, "virtual_column") is not None:
-            raise _udfs_refused(ns, name)
+            if not _udfs.allowed(ns.config):
+                raise _udfs.refused(f"new column {name!r} is a virtual_column: it")
+            virtual[name] = _value(entry, "virtual_column")
+            continue
         if _value(entry, "computed") is None:
             raise errors.InvalidInputError(
                 f"new column {name!r}: send plain expression columns in their own "
                 "AlterTableAddColumns; one request adds computed columns only"
             )
-        if name in computed:
-            raise errors.InvalidInputError(f"new column {name!r} is named twice")
         computed[name] = _check_sql(_value(entry, "computed"), f"computed column {name!r}")
-    if not computed:
+    if not computed and not virtual:
         raise errors.InvalidInputError("AlterTableAddColumns needs new columns")
 
-    version = await _with_facade(ns, lambda facade: _add_computed(facade, table_id, computed))
+    version = await _with_facade(
+        ns, lambda facade: _add_computed(facade, table_id, computed, virtual)
+    )
     return AlterTableAddColumnsResponse(version=version)
 
 
-def _udfs_refused(ns: AsyncLanceNamespace, name: str) -> errors.UnsupportedOperationError:
-    enabled = str(ns.config.properties.get(ALLOW_UDFS, "")).lower() == "true"
-    if not enabled:
-        return errors.UnsupportedOperationError(
-            f"new column {name!r} is a virtual_column: it runs the client's code, which "
-            f"this catalog refuses (the operator enables it with {ALLOW_UDFS}=true)"
-        )
-    return errors.UnsupportedOperationError(
-        f"new column {name!r}: virtual_column UDFs are not built yet; use a computed SQL expression"
-    )
-
-
-def _add_computed(facade: SyncLanceNamespace, table_id: list[str], columns: dict[str, str]) -> int:
+def _add_computed(
+    facade: SyncLanceNamespace,
+    table_id: list[str],
+    columns: dict[str, str],
+    virtual: Mapping[str, Any] | None = None,
+) -> int:
+    """Add the computed (and virtual) columns all-null in one metadata-only commit."""
     dataset = _open(facade, table_id)
-    taken = [name for name in columns if dataset.schema.get_field_index(name) >= 0]
+    virtual = virtual or {}
+    taken = [name for name in [*columns, *virtual] if dataset.schema.get_field_index(name) >= 0]
     if taken:
         raise errors.InvalidInputError(
             f"table {table_id!r} already has column(s) {taken}; pick other names"
         )
+    fields = [virtual_field(name, entry, dataset.schema.names) for name, entry in virtual.items()]
     try:  # planned on zero rows: types found, nothing computed
         # (the row address: a scan of constants alone needs a column)
         planned = dataset.scanner(
-            columns=dict(columns), limit=0, with_row_address=True
+            columns=dict(columns) or [], limit=0, with_row_address=True
         ).projected_schema
     except (ValueError, OSError, RuntimeError, NotImplementedError) as exc:
         raise _sql_error(exc, f"computed column(s) {sorted(columns)}") from None
-    fields = []
     for name, expression in columns.items():
         data_type = planned.field(name).type
         if pa.types.is_null(data_type):
@@ -297,11 +301,14 @@ async def plan_backfill(ns: AsyncLanceNamespace, request: Any) -> dict[str, Any]
     if read_version is not None:
         job["read_version"] = read_version
     job["expression"] = await _with_facade(ns, lambda facade: _plan(facade, job, read_version))
+    if job["expression"] is None and not _udfs.allowed(ns.config):
+        raise _udfs.refused(f"column {column!r} is a virtual_column: filling it")
     return job
 
 
-def _plan(facade: SyncLanceNamespace, job: Mapping[str, Any], version: int | None) -> str:
-    """The column's expression, the request checked against the table at ``version``."""
+def _plan(facade: SyncLanceNamespace, job: Mapping[str, Any], version: int | None) -> str | None:
+    """The column's expression (None: a virtual column, filled by its UDF), the request
+    checked against the table at ``version``."""
     dataset = _open(facade, job["id"], version)
     column = job["column"]
     index = dataset.schema.get_field_index(column)
@@ -310,14 +317,17 @@ def _plan(facade: SyncLanceNamespace, job: Mapping[str, Any], version: int | Non
             f"table {job['id']!r} has no column {column!r}; it has {dataset.schema.names}"
         )
     expression = computed_expression(dataset.schema.field(index))
-    if expression is None:
+    virtual = virtual_spec(dataset.schema.field(index)) is not None
+    if expression is None and not virtual:
         raise errors.InvalidInputError(
             f"column {column!r} is not computed (add it with AlterTableAddColumns "
             "`computed`); only computed columns are backfilled"
         )
-    projection = {"value": expression}
+    projection = {} if expression is None else {"value": expression}
     if job.get("where") is not None:
         projection["match"] = job["where"]
+    if not projection:
+        return expression
     try:
         planned = dataset.scanner(
             columns=projection, limit=0, with_row_address=True
@@ -435,10 +445,13 @@ def _collect(control: JobControl, rdd: Any, index: int) -> list[Any]:
         return found
     except JobCancelled:
         raise
-    except Exception:
+    except Exception as exc:
         if control.is_cancelled():
             _wait_until_stopped(context, group)  # no task still writing when we clean up
             raise JobCancelled(f"job {control.job_id} was cancelled") from None
+        typed = _udfs.typed_task_error(exc)  # a UDF's failure, as its task named it
+        if typed is not None:
+            raise typed from None
         raise
     finally:
         finished.set()
@@ -578,11 +591,16 @@ def _compute(fragment: Any, field: pa.Field, spec: Mapping[str, Any]) -> pa.Arra
     import numpy as np
     import pyarrow.compute as pc
 
-    projection = {"value": spec["expression"]}
+    udf = virtual_spec(field)
+    inputs: list[str] = [] if udf is None else list(udf["input_columns"])
+    if udf is None:
+        projection = {"value": spec["expression"]}
+    else:  # the UDF's inputs, under names nothing else here uses
+        projection = {f"__lna_in_{i}": _quoted(c) for i, c in enumerate(inputs)}
     where = spec.get("where")
     if where is not None:
         projection["match"] = where
-        projection["current"] = "`" + field.name.replace("`", "``") + "`"
+        projection["current"] = _quoted(field.name)
     physical = int(fragment.physical_rows)
     deleted = fragment.count_rows() != physical
     table = fragment.scanner(
@@ -590,7 +608,11 @@ def _compute(fragment: Any, field: pa.Field, spec: Mapping[str, Any]) -> pa.Arra
         with_row_address=True,  # a scan of constants alone needs a column
         batch_size=spec.get("checkpoint_size"),
     ).to_table()
-    values = table.column("value").cast(field.type)
+    if udf is None:
+        values = table.column("value").cast(field.type)
+    else:
+        named = pa.table([table.column(f"__lna_in_{i}") for i in range(len(inputs))], inputs)
+        values = _udfs.apply(_udfs.load(udf), udf, named, field)
     if where is not None:
         matched = pc.fill_null(table.column("match"), False)
         values = pc.if_else(matched, values, table.column("current").cast(field.type))
@@ -601,6 +623,10 @@ def _compute(fragment: Any, field: pa.Field, spec: Mapping[str, Any]) -> pa.Arra
     positions = np.full(physical, -1, dtype=np.int64)
     positions[offsets.to_numpy()] = np.arange(len(table), dtype=np.int64)
     return values.take(pa.array(positions, mask=positions < 0))
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
 
 
 def _write_column(

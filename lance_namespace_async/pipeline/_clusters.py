@@ -28,13 +28,14 @@ import signal
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
 from .. import errors
-from ._runner import JobRunner
+from ._runner import JobRunner, answer
 
 DEFAULT_CLUSTER = "default"
 DEFAULT_MASTER = "local[2]"
@@ -73,7 +74,9 @@ def resolve(config: Any, name: str | None) -> Cluster:
 
 
 class _Driver:
-    """One driver process, fed JSON lines on its stdin."""
+    """One driver process, fed JSON lines on its stdin; it answers calls (:meth:`call`)
+    as JSON lines on its stdout, which carries nothing else (the driver moves what Spark
+    prints to stderr)."""
 
     def __init__(self, cluster: Cluster) -> None:
         env = dict(os.environ)
@@ -92,13 +95,57 @@ class _Driver:
                 f"lna-jobs-{cluster.name}",
             ],
             stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=open(log, "ab") if log else subprocess.DEVNULL,  # noqa: SIM115
             env=env,
             text=True,
             start_new_session=True,
         )
         self.lock = threading.Lock()
+        self._waiting: dict[str, _Reply] = {}
+        self._waiting_lock = threading.Lock()
+        threading.Thread(target=self._read_replies, name="lna-driver-replies", daemon=True).start()
+
+    def _read_replies(self) -> None:
+        stdout = self.process.stdout
+        assert stdout is not None
+        for line in stdout:
+            try:
+                reply = json.loads(line)
+            except ValueError:
+                continue
+            with self._waiting_lock:
+                waiting = self._waiting.pop(str(reply.get("reply_to")), None)
+            if waiting is not None:
+                waiting.give(reply)
+        # the driver is gone: nobody will answer the calls still waiting
+        with self._waiting_lock:
+            left, self._waiting = list(self._waiting.values()), {}
+        for waiting in left:
+            waiting.give({"error": _gone("the cluster's driver exited before it answered")})
+
+    def call(self, message: Mapping[str, Any], timeout: float) -> dict[str, Any]:
+        """Send ``message`` (an ``op`` the driver answers) and wait for its reply's
+        ``result``; the reply's error is raised as its typed error, and no reply in
+        ``timeout`` seconds is ServiceUnavailable."""
+        call_id = uuid.uuid4().hex
+        waiting = _Reply()
+        with self._waiting_lock:
+            self._waiting[call_id] = waiting
+        try:
+            self.send({**message, "call_id": call_id})
+        except OSError:
+            with self._waiting_lock:
+                self._waiting.pop(call_id, None)
+            raise errors.ServiceUnavailableError("the cluster's driver is gone") from None
+        reply = waiting.wait(timeout)
+        if reply is None:
+            with self._waiting_lock:
+                self._waiting.pop(call_id, None)
+            raise errors.ServiceUnavailableError(
+                f"the cluster's driver did not answer in {timeout:g}s"
+            )
+        return _result(reply)
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -111,8 +158,41 @@ class _Driver:
             stdin.flush()
 
 
+class _Reply:
+    """One call's reply, handed from the reader thread to the caller."""
+
+    def __init__(self) -> None:
+        self._ready = threading.Event()
+        self._reply: dict[str, Any] | None = None
+
+    def give(self, reply: dict[str, Any]) -> None:
+        self._reply = reply
+        self._ready.set()
+
+    def wait(self, timeout: float) -> dict[str, Any] | None:
+        return self._reply if self._ready.wait(timeout) else None
+
+
+def _gone(reason: str) -> dict[str, Any]:
+    return {
+        "code": int(errors.ServiceUnavailableError.code),
+        "type": "ServiceUnavailableError",
+        "message": reason,
+    }
+
+
+def _result(reply: Mapping[str, Any]) -> dict[str, Any]:
+    """A call's result, or its error raised as the typed error its code names."""
+    error = reply.get("error")
+    if error:
+        raise errors.from_code(int(error["code"]), str(error["message"]))
+    result: dict[str, Any] = reply.get("result") or {}
+    return result
+
+
 class _InProcess:
-    """The ``active`` cluster: a runner on this process's own SparkSession."""
+    """The ``active`` cluster: a runner on this process's own SparkSession (the user's
+    own Spark driver, so calls are answered here too)."""
 
     def __init__(self) -> None:
         self.runner = JobRunner(_active_session)
@@ -120,6 +200,10 @@ class _InProcess:
 
     def send(self, message: Mapping[str, Any]) -> None:
         self.runner.submit(message)
+
+    def call(self, message: Mapping[str, Any], timeout: float) -> dict[str, Any]:
+        del timeout  # answered in the calling thread
+        return _result(answer(_active_session(), message))
 
 
 def _active_session() -> Any:
@@ -174,6 +258,14 @@ def driver_for(cluster: Cluster) -> tuple[int, Any]:
                 _stopped_at_exit.append(atexit.register(shutdown_drivers, 10.0))
             driver = _drivers[key] = _Driver(cluster)
         return driver.process.pid, driver
+
+
+def call(cluster: Cluster, message: Mapping[str, Any], timeout: float) -> dict[str, Any]:
+    """Ask ``cluster``'s driver (started if needed) to answer ``message`` (an ``op`` of
+    ``_runner.CALLS``) within ``timeout`` seconds; its error is raised typed."""
+    _, handle = driver_for(cluster)
+    result: dict[str, Any] = handle.call(message, timeout)
+    return result
 
 
 def driver_processes() -> dict[str, int]:

@@ -4,7 +4,8 @@ Why a process of its own: Spark allows one SparkContext per process, a job's mas
 chosen per request (``cluster``), and the JVM must not live in a server's event loop or
 die with one crashed job. The driver starts its SparkSession at once (the JVM's start is
 paid while the first job is queued), runs each job in a thread of its own under a Spark
-job group (``_runner``), and reads its owner's orders as JSON lines on stdin; when stdin
+job group (``_runner``), reads its owner's orders as JSON lines on stdin and answers its calls
+(``_runner.CALLS``: checking a view's query, say) as JSON lines on stdout; when stdin
 closes (the owner exited, however it exited) it fails its running jobs and exits. A
 driver whose SparkSession cannot start fails the jobs it holds and exits too, so the
 next job starts a new driver.
@@ -22,7 +23,7 @@ import time
 import warnings
 from typing import Any
 
-from ._runner import JobRunner
+from ._runner import JobRunner, answer, error_record
 
 
 def build_session(master: str, app_name: str) -> Any:
@@ -45,6 +46,11 @@ def build_session(master: str, app_name: str) -> Any:
 
 def main(argv: list[str]) -> int:
     master, app_name = argv[0], argv[1]
+    # stdout carries replies only: what Spark (and its JVM and Python workers, which
+    # inherit fd 1) prints goes to stderr instead
+    replies = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    replies_lock = threading.Lock()
     ready = threading.Event()
     holder: dict[str, Any] = {}
 
@@ -76,8 +82,29 @@ def main(argv: list[str]) -> int:
             continue
         if message.get("op") == "run":
             runner.submit(message)
+        elif message.get("call_id"):
+            threading.Thread(
+                target=_answer_call,
+                args=(get_spark, message, replies, replies_lock),
+                name="lna-driver-call",
+                daemon=True,
+            ).start()
     runner.stop(f"the job's driver (cluster {app_name}) stopped: its owner process exited")
     os._exit(0)  # the JVM's threads must not keep a dead owner's driver alive
+
+
+def _answer_call(get_spark: Any, message: Any, replies: Any, lock: threading.Lock) -> None:
+    """Answer one call on the driver's session (waiting for it to start)."""
+    try:
+        reply = answer(get_spark(), message)
+    except Exception as exc:  # the session did not start
+        reply = {"reply_to": message.get("call_id"), "error": error_record(exc)}
+    with lock:
+        try:
+            replies.write(json.dumps(reply) + "\n")
+            replies.flush()
+        except (OSError, ValueError):
+            pass  # the owner is gone
 
 
 if __name__ == "__main__":

@@ -37,6 +37,28 @@ def driver_identity() -> dict[str, Any]:
     return {"host": socket.gethostname(), "pid": os.getpid()}
 
 
+#: the calls a driver answers at once (request/reply, no record): op → ``"module:function"``
+#: of ``answer(spark, message) -> JSON-able result``
+CALLS: dict[str, str] = {
+    "analyse_view": "lance_namespace_async.pipeline._views:analyse_definition",
+}
+
+
+def answer(spark: Any, message: Mapping[str, Any]) -> dict[str, Any]:
+    """The reply to a call: ``{"reply_to", "result"}`` or ``{"reply_to", "error"}``, the
+    error as a job record keeps it (code, type, bounded message with secrets masked)."""
+    reply: dict[str, Any] = {"reply_to": message.get("call_id")}
+    try:
+        target = CALLS.get(str(message.get("op")))
+        if target is None:
+            raise errors.InvalidInputError(f"unknown call {message.get('op')!r}")
+        function = load_body(target)
+        reply["result"] = function(spark, message)
+    except Exception as exc:
+        reply["error"] = error_record(exc)
+    return reply
+
+
 def load_body(target: str) -> Callable[[JobControl, Mapping[str, Any]], int]:
     """The function a ``"module:function"`` names (from the runner's registry only)."""
     module_name, _, name = target.partition(":")
@@ -106,7 +128,7 @@ class JobRunner:
             running.update(
                 status=JobStatus.FAILED.value,
                 finished_at=now_ms(),
-                error=_error_record(errors.ServiceUnavailableError(reason)),
+                error=error_record(errors.ServiceUnavailableError(reason)),
             )
 
     def _run(self, running: _Running, message: Mapping[str, Any]) -> None:
@@ -140,7 +162,7 @@ class JobRunner:
                 running.update(status=JobStatus.CANCELLED.value, finished_at=now_ms())
             else:
                 running.update(
-                    status=JobStatus.FAILED.value, finished_at=now_ms(), error=_error_record(exc)
+                    status=JobStatus.FAILED.value, finished_at=now_ms(), error=error_record(exc)
                 )
         finally:
             if control is not None:
@@ -169,7 +191,7 @@ class JobRunner:
                     continue
 
 
-def _error_record(exc: BaseException) -> dict[str, Any]:
+def error_record(exc: BaseException) -> dict[str, Any]:
     """What a record keeps of a failure: the protocol code, the type, a bounded message
     with credentials masked."""
     if isinstance(exc, errors.LanceNamespaceError):

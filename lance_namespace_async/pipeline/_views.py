@@ -1,5 +1,12 @@
-"""Materialized views (``kind=query``): CreateMaterializedView, RefreshMaterializedView
-and the refresh job's body, on every storage backend.
+"""Materialized views: CreateMaterializedView, RefreshMaterializedView and the refresh
+job's body, on every storage backend.
+
+**Where a definition is checked.** In the default cluster's driver process (a call,
+``_runner.CALLS``), never in the calling process: a server must not start a JVM of its
+own. The ``active`` cluster (the caller is itself a Spark driver) checks in process.
+
+**``kind=udtf``/``chunker``** (opt-in, ``_udfs``): the query's rows are mapped through the
+client's callable in Spark's Python workers before the same write and commit.
 
 **Naming tables in ``source_query``.** The query is Spark SQL. A table of the view's own
 namespace is named by its table name (``SELECT ... FROM orders``); a table anywhere else
@@ -30,6 +37,7 @@ have no meaning for a SQL view and are ignored.
 
 from __future__ import annotations
 
+import base64
 import importlib
 import json
 import logging
@@ -38,13 +46,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import anyio
-import anyio.from_thread
 import anyio.to_thread
 import pyarrow as pa
 
 from .. import errors
 from .._core.base import AsyncLanceNamespace
-from . import _sql_guard
+from . import _sql_guard, _udfs
 from ._control import JobCancelled, JobControl
 from ._view_schema import fits, parse_output_schema
 
@@ -62,6 +69,8 @@ KIND_KEY = "materialized_view.kind"
 QUERY_KEY = "materialized_view.source_query"
 SOURCES_KEY = "materialized_view.sources"
 REFRESHED_BY_KEY = "materialized_view.refreshed_by"
+#: a ``udtf``/``chunker`` view's callable (JSON, ``_udfs.udtf_spec``)
+UDTF_KEY = "materialized_view.udtf"
 #: how tables of other namespaces are named in a query (``ns$table``)
 DELIMITER = "$"
 #: the most tables one query may read
@@ -176,11 +185,16 @@ def query_schema(frame: Any) -> pa.Schema:
 
 
 def definition_metadata(
-    query: str, sources: list[dict[str, Any]], *, refreshed: bool, job_id: str | None = None
+    query: str,
+    sources: list[dict[str, Any]],
+    *,
+    refreshed: bool,
+    job_id: str | None = None,
+    kind: str = "query",
 ) -> dict[str, str]:
     """The schema metadata a view's table carries (see the module docstring)."""
     recorded = [{"id": s["id"], "version": s["version"] if refreshed else None} for s in sources]
-    metadata = {KIND_KEY: "query", QUERY_KEY: query, SOURCES_KEY: json.dumps(recorded)}
+    metadata = {KIND_KEY: kind, QUERY_KEY: query, SOURCES_KEY: json.dumps(recorded)}
     if job_id is not None:
         metadata[REFRESHED_BY_KEY] = job_id
     return metadata
@@ -203,31 +217,76 @@ def _with_metadata(schema: pa.Schema, metadata: Mapping[str, str]) -> pa.Schema:
     return schema.with_metadata({**(schema.metadata or {}), **metadata})
 
 
-# -- the Spark session an analysis uses -------------------------------------------------------
+# -- where a definition is analysed ----------------------------------------------------------
+
+#: seconds CreateMaterializedView waits for the cluster's driver to analyse a definition
+#: (its first call waits for the driver's JVM to start)
+ANALYSIS_TIMEOUT_SECONDS = 300.0
 
 
-def _analysis_spark(ns: AsyncLanceNamespace) -> Any:
-    """The session CreateMaterializedView analyses its query on: the jobs' default
-    cluster's when the runner offers one (``_jobs.spark_session(ns, cluster)``),
-    otherwise the active session or a local one."""
-    try:
-        jobs = importlib.import_module(f"{__package__}._jobs")
-    except ImportError:
-        jobs = None
-    session_for = getattr(jobs, "spark_session", None)
-    if session_for is not None:
-        return session_for(ns, None)
-    from pyspark.sql import SparkSession
+def analyse_definition(spark: Any, order: Mapping[str, Any]) -> dict[str, Any]:
+    """A view definition checked on ``spark`` (a driver's call, ``_runner.CALLS``):
+    the output schema parsed (a DDL string needs Spark), the query parsed and resolved
+    against its sources (found through the backend ``impl``/``properties`` name, at their
+    latest versions) and its result fitted to the schema. Answers the schema (Arrow IPC,
+    base64) and the sources; raises the typed errors (TableNotFound, InvalidInput)."""
+    from .._facade.sync import connect_sync
 
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active
-    return (
-        SparkSession.builder.master("local[2]")
-        .appName("lance-namespace-async-pipeline")
-        .config("spark.ui.enabled", "false")
-        .getOrCreate()
+    text = str(order["output_schema"])
+    schema = parse_output_schema(text, spark)
+    with connect_sync(str(order["impl"]), dict(order["properties"])) as facade:
+
+        def latest_version(table_id: list[str]) -> int | None:
+            described = facade.describe_table({"id": table_id, "load_detailed_metadata": True})
+            return described.version if isinstance(described.version, int) else None
+
+        frame, sources = bind_query(
+            spark,
+            str(order["query"]),
+            impl=str(order["impl"]),
+            properties=dict(order["properties"]),
+            namespace=[str(part) for part in order["namespace"]],
+            latest_version=latest_version,
+        )
+        inputs = order.get("input_columns")
+        if inputs is None:
+            fits(query_schema(frame), schema)
+        else:  # a udtf view: its callable's output is checked as it runs
+            missing = [c for c in inputs if c not in frame.columns]
+            if missing:
+                raise errors.InvalidInputError(
+                    f"input_columns {missing} are not columns of source_query ({frame.columns})"
+                )
+    encoded = base64.b64encode(schema.serialize().to_pybytes()).decode()
+    return {"schema": encoded, "sources": sources}
+
+
+def _analyse(
+    ns: AsyncLanceNamespace,
+    view_id: list[str],
+    query: str,
+    text: str,
+    input_columns: list[str] | None = None,
+) -> Any:
+    """Analyse on the default cluster's driver (the ``active`` cluster: in this process,
+    the user's own Spark driver), so no JVM starts in a server's process."""
+    from ._clusters import call, resolve
+
+    result = call(
+        resolve(ns.config, None),
+        {
+            "op": "analyse_view",
+            "impl": ns.impl_name,
+            "properties": dict(ns.config.properties),
+            "namespace": view_id[:-1],
+            "query": query,
+            "output_schema": text,
+            **({} if input_columns is None else {"input_columns": input_columns}),
+        },
+        ANALYSIS_TIMEOUT_SECONDS,
     )
+    schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(result["schema"])))
+    return schema, list(result["sources"])
 
 
 async def _start_job(
@@ -259,17 +318,9 @@ def _view_id(request: Any) -> list[str]:
 def _refuse_code(kind: str) -> errors.UnsupportedOperationError:
     return errors.UnsupportedOperationError(
         f"materialized views of kind {kind!r} run client-supplied code, which this "
-        "namespace does not execute; kind 'query' (Spark SQL) is supported"
+        "namespace does not execute unless its operator enables it (pipeline_allow_udfs="
+        "true, lance-ns serve --allow-udfs); kind 'query' (Spark SQL) is supported"
     )
-
-
-async def _latest_version(ns: AsyncLanceNamespace, table_id: list[str]) -> int | None:
-    from ..models import DescribeTableRequest
-
-    described = await ns.describe_table(
-        DescribeTableRequest.from_dict({"id": table_id, "load_detailed_metadata": True})
-    )
-    return described.version if isinstance(described.version, int) else None
 
 
 async def create_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any:
@@ -278,19 +329,25 @@ async def create_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any
 
     view_id = _view_id(request)
     kind = str(_given(request, "kind") or "")
-    if kind in ("udtf", "chunker"):
-        raise _refuse_code(kind)
-    if kind != "query":
+    udtf: dict[str, Any] | None = None
+    if kind in _udfs.VIEW_KINDS:
+        if not _udfs.allowed(ns.config):
+            raise _refuse_code(kind)
+        udtf = _udfs.udtf_spec(_given(request, "udtf_spec"), kind)
+    elif kind != "query":
         raise errors.InvalidInputError(f"kind must be 'query', 'udtf' or 'chunker', got {kind!r}")
     query = _given(request, "source_query")
     if not isinstance(query, str) or not query.strip():
         raise errors.InvalidInputError("source_query must be a non-empty Spark SQL query")
-    text = _given(request, "output_schema")
+    text = str(_given(request, "output_schema") or "")
+    if not text.strip():
+        raise errors.InvalidInputError("output_schema must be a JsonArrowSchema or Spark DDL")
     try:
-        output = parse_output_schema(str(text or ""))
-        ddl = False
-    except errors.InvalidInputError:
-        output, ddl = None, True  # perhaps a DDL string: parsed once a session is up
+        json.loads(text)
+    except ValueError:
+        pass  # a Spark DDL string: the driver's Spark parses it
+    else:
+        parse_output_schema(text)  # a bad JsonArrowSchema is refused before any Spark work
     try:
         await ns.table_exists(TableExistsRequest.from_dict({"id": view_id}))
     except errors.TableNotFoundError:
@@ -298,23 +355,11 @@ async def create_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any
     else:
         raise errors.TableAlreadyExistsError(f"table {view_id!r} already exists")
 
-    def analyse() -> tuple[pa.Schema, list[dict[str, Any]]]:
-        spark = _analysis_spark(ns)
-        schema = parse_output_schema(str(text or ""), spark) if ddl else output
-        assert schema is not None
-        frame, sources = bind_query(
-            spark,
-            query,
-            impl=ns.impl_name,
-            properties=ns.config.properties,
-            namespace=view_id[:-1],
-            latest_version=lambda table_id: anyio.from_thread.run(_latest_version, ns, table_id),
-        )
-        fits(query_schema(frame), schema)
-        return schema, sources
-
-    schema, sources = await anyio.to_thread.run_sync(analyse)
-    metadata = definition_metadata(query, sources, refreshed=False)
+    inputs = None if udtf is None else list(udtf["input_columns"])
+    schema, sources = await anyio.to_thread.run_sync(_analyse, ns, view_id, query, text, inputs)
+    metadata = definition_metadata(query, sources, refreshed=False, kind=kind)
+    if udtf is not None:
+        metadata[UDTF_KEY] = json.dumps(udtf)
     empty = _with_metadata(schema, metadata).empty_table()
     created = await ns.create_table(CreateTableRequest.from_dict({"id": view_id}), empty)
     version = created.version if isinstance(created.version, int) else 1
@@ -359,6 +404,8 @@ async def refresh_materialized_view(ns: AsyncLanceNamespace, request: Any) -> An
     definition = view_definition(_schema_metadata(described))
     if definition is None:
         raise errors.InvalidInputError(f"table {view_id!r} is not a materialized view")
+    if definition[KIND_KEY] in _udfs.VIEW_KINDS and not _udfs.allowed(ns.config):
+        raise _refuse_code(definition[KIND_KEY])
     if src_version is not None:
         sources = json.loads(definition.get(SOURCES_KEY) or "[]")
         if len(sources) != 1:
@@ -432,9 +479,12 @@ def run_refresh(control: JobControl, request: Mapping[str, Any]) -> int:
         versions=versions,
     )
     output = pa.schema([f.remove_metadata() for f in dataset.schema]).remove_metadata()
+    kind = definition[KIND_KEY]
+    if kind in _udfs.VIEW_KINDS:  # the client's callable, in Spark's Python workers
+        frame = _udfs.map_rows(frame, json.loads(definition[UDTF_KEY]), output)
     fits(query_schema(frame), output)
     metadata = definition_metadata(
-        definition[QUERY_KEY], sources, refreshed=True, job_id=control.job_id
+        definition[QUERY_KEY], sources, refreshed=True, job_id=control.job_id, kind=kind
     )
     target = _with_metadata(dataset.schema, metadata)
     frame = frame.select(*[f"`{name.replace('`', '``')}`" for name in output.names])
@@ -467,6 +517,9 @@ def run_refresh(control: JobControl, request: Mapping[str, Any]) -> int:
         writer.abort(messages)
         if isinstance(exc, errors.LanceNamespaceError | JobCancelled):
             raise
+        typed = _udfs.typed_task_error(exc)  # a client's callable failed in its task
+        if typed is not None:
+            raise typed from None
         if isinstance(exc, Exception):
             raise errors.InternalError(
                 f"refresh of view {view_id!r} failed: {_first_line(exc)}"

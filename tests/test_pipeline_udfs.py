@@ -1,0 +1,526 @@
+"""Clients' code on the pipeline's clusters (issue 32): ``virtual_column`` UDFs, opt-in.
+
+Servers: the directory backend needs none (real pylance on the test's temp directory);
+the Iceberg project's REST reference server (conftest ``iceberg_reference``; tables
+``managed_by=impl``, so the backfill's commits go through the catalog). Spark: one
+``local[2]`` session for the module; the backfill job's body runs through a
+:class:`JobControl` built here the way the runner builds one, so the UDF runs in that
+session's Python workers (separate processes, which the tests check).
+
+A UDF travels as base64 of ``pyspark.cloudpickle.dumps(callable)``; the callables here
+are closures (pickled by value, as a client's would be).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import sys
+import uuid
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import lance
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+pytest.importorskip("pyspark")
+
+from conftest import stop_spark
+from iceberg_real_server import ReferenceIcebergServer, unique_name
+from pyspark import cloudpickle
+from pyspark.sql import SparkSession
+
+import lance_namespace_async as lna
+from lance_namespace_async import errors
+from lance_namespace_async.models import AlterTableBackfillColumnsRequest
+from lance_namespace_async.pipeline import JobControl
+from lance_namespace_async.pipeline import _backfill as backfill
+from lance_namespace_async.pipeline import _udfs as udfs
+from lance_namespace_async.pipeline import _views as views
+
+ROWS = 50  # five fragments of ten rows
+#: UDFs allowed; a view's query analysed on this module's SparkSession (cluster
+#: ``active``), so the module starts no driver process of its own
+ALLOWED = {"pipeline_allow_udfs": "true", "spark_cluster.default": "active"}
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[SparkSession]:
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "lance is not fork-safe", UserWarning)
+        session = (
+            SparkSession.builder.master("local[2]")
+            .appName("lance-namespace-async-udf-tests")
+            .config("spark.ui.enabled", "false")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .getOrCreate()
+        )
+    session.sparkContext.setLogLevel("FATAL")
+    try:
+        yield session
+    finally:
+        stop_spark(session)
+
+
+def payload(function: Any) -> str:
+    # this module is not importable in Spark's workers: its functions travel by value,
+    # as a client's would
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        return base64.b64encode(cloudpickle.dumps(function)).decode()
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+def triple_plus_one() -> Callable[[pa.RecordBatch], pa.Array]:
+    def udf(batch: pa.RecordBatch) -> pa.Array:
+        return pc.add(pc.multiply(batch.column("x"), 3), 1)
+
+    return udf
+
+
+def entry(code: str, **changes: Any) -> dict[str, Any]:
+    """An AddVirtualColumnEntry for column ``y`` (int64) over ``x``."""
+    found: dict[str, Any] = {
+        "input_columns": ["x"],
+        "outputs": [
+            {"column": "y", "struct_field": "", "data_type": {"type": "int64"}, "nullable": True}
+        ],
+        "image": "",
+        "udf": code,
+        "udf_name": "triple_plus_one",
+        "udf_version": "1",
+    }
+    found.update(changes)
+    return found
+
+
+class Place:
+    """A backend, its properties and the id of a table to work on."""
+
+    def __init__(self, impl: str, properties: dict[str, str], table: list[str]) -> None:
+        self.impl, self.properties, self.table = impl, properties, table
+        self.iceberg: tuple[ReferenceIcebergServer, str] | None = None
+
+    def facade(self) -> lna.SyncLanceNamespace:
+        return lna.connect_sync(self.impl, self.properties)
+
+    def create(self) -> None:
+        data = pa.table({"x": pa.array(range(ROWS), pa.int64())})
+        with self.facade() as facade:
+            lance.write_dataset(
+                data, namespace_client=facade, table_id=self.table, max_rows_per_file=10
+            )
+
+    def dataset(self) -> Any:
+        with self.facade() as facade:
+            return lance.dataset(namespace_client=facade, table_id=self.table)
+
+    def call(self, method: str, request: Any, **extra: str) -> Any:
+        async def run() -> Any:
+            async with lna.connect(self.impl, {**self.properties, **extra}) as ns:
+                return await getattr(ns, method)(request)
+
+        return anyio.run(run)
+
+    def add(self, code: str, **changes: Any) -> int:
+        added = self.call(
+            "alter_table_add_columns",
+            {
+                "id": self.table,
+                "new_columns": [{"name": "y", "virtual_column": entry(code, **changes)}],
+            },
+        )
+        return int(added.version)
+
+    def plan(self, **fields: Any) -> dict[str, Any]:
+        request = AlterTableBackfillColumnsRequest.from_dict(
+            {"id": self.table, "column": "y", **fields}
+        )
+
+        async def run() -> dict[str, Any]:
+            async with lna.connect(self.impl, self.properties) as ns:
+                return await backfill.plan_backfill(ns, request)
+
+        return anyio.run(run)
+
+    def backfill(self, spark: SparkSession, **fields: Any) -> int:
+        control = JobControl(
+            job_id="lna-job-test", spark=spark, impl=self.impl, properties=self.properties
+        )
+        try:
+            return backfill.run_backfill(control, self.plan(**fields))
+        finally:
+            control.close()
+
+
+def values(dataset: Any) -> dict[int, Any]:
+    table = dataset.to_table(columns=["x", "y"])
+    return dict(zip(table.column("x").to_pylist(), table.column("y").to_pylist(), strict=True))
+
+
+@pytest.fixture
+def dir_place(tmp_path: Path) -> Place:
+    place = Place("dir", {"root": str(tmp_path / "root"), **ALLOWED}, ["t"])
+    place.create()
+    return place
+
+
+@pytest.fixture(params=["dir", "iceberg"])
+def place(request: pytest.FixtureRequest, tmp_path: Path) -> Place:
+    root = str(tmp_path / "root")
+    if request.param == "dir":
+        found = Place("dir", {"root": root, **ALLOWED}, ["t"])
+    else:
+        server: ReferenceIcebergServer = request.getfixturevalue("iceberg_reference")
+        name = unique_name("udfs")
+        server.rest_client().create_namespace(name)
+        properties = server.properties(root=root, managed_by="impl", iceberg_tooling="true")
+        properties.update(ALLOWED)
+        found = Place("iceberg", properties, ["wh", name, "t"])
+        found.iceberg = (server, name)
+    found.create()
+    return found
+
+
+def test_a_virtual_column_is_filled_by_its_udf_in_spark_workers_only(
+    place: Place, spark: SparkSession, tmp_path: Path
+) -> None:
+    """Added all-null with its UDF recorded; the backfill job runs the UDF in Spark's
+    Python workers (the payload is never loaded in this process) and commits whole
+    fragments, through the catalog on Iceberg."""
+    loads = tmp_path / "loaded-in"
+
+    def loaded(path: str) -> Callable[[pa.RecordBatch], pa.Array]:
+        import os
+
+        with open(path, "a") as out:
+            out.write(f"{os.getpid()}\n")
+        return triple_plus_one()
+
+    class Marked:  # unpickling it records the process that loaded the UDF
+        def __reduce__(self) -> Any:
+            return (loaded, (str(loads),))
+
+    before = place.dataset().version
+    added = place.add(payload(Marked()))
+    assert added == before + 1
+    described = place.call("describe_table", {"id": place.table, "load_detailed_metadata": True})
+    fields = {f["name"]: f for f in described.to_dict()["schema"]["fields"]}
+    assert fields["y"]["type"] == {"type": "int64"}
+    assert udfs.VIRTUAL_KEY in fields["y"]["metadata"]
+    assert set(values(place.dataset()).values()) == {None}
+    assert not loads.exists()  # checked and kept, never unpickled here
+
+    version = place.backfill(spark, commit_granularity=2)
+
+    assert version == added + 3  # five fragments, two a commit
+    dataset = place.dataset()
+    assert dataset.version == version
+    assert values(dataset) == {x: 3 * x + 1 for x in range(ROWS)}
+    workers = {int(pid) for pid in loads.read_text().split()}
+    assert workers
+    assert os.getpid() not in workers
+    if place.iceberg is not None:  # every commit went through the catalog
+        server, name = place.iceberg
+        loaded_table = server.rest_client().load_table((name, "t"))
+        assert loaded_table.metadata.current_snapshot_id == version
+
+
+def test_udfs_are_refused_with_code_0_unless_the_operator_allows_them(dir_place: Place) -> None:
+    off = {"pipeline_allow_udfs": "false"}
+    before = dir_place.dataset()
+    with pytest.raises(errors.UnsupportedOperationError, match="pipeline_allow_udfs") as raised:
+        dir_place.call(
+            "alter_table_add_columns",
+            {
+                "id": dir_place.table,
+                "new_columns": [{"name": "y", "virtual_column": entry("AA==")}],
+            },
+            **off,
+        )
+    assert raised.value.code == 0
+    after = dir_place.dataset()
+    assert (after.version, after.schema) == (before.version, before.schema)
+
+    # added while allowed, then the operator turned it off: its backfill is refused too
+    dir_place.add(payload(triple_plus_one()))
+    with pytest.raises(errors.UnsupportedOperationError, match="allow-udfs") as raised:
+        dir_place.call(
+            "alter_table_backfill_columns", {"id": dir_place.table, "column": "y"}, **off
+        )
+    assert raised.value.code == 0
+
+
+@pytest.mark.parametrize(
+    ("changes", "error", "match"),
+    [
+        ({"udf": "not base64!"}, errors.InvalidInputError, "not base64"),
+        ({"input_columns": ["nope"]}, errors.TableColumnNotFoundError, "nope"),
+        ({"input_columns": []}, errors.InvalidInputError, "at least one"),
+        ({"udf_backend": "docker"}, errors.InvalidInputError, "udf_backend"),
+        ({"outputs": []}, errors.InvalidInputError, "exactly one output"),
+        (
+            {
+                "outputs": [
+                    {
+                        "column": "y",
+                        "struct_field": "",
+                        "data_type": {"type": "nope"},
+                        "nullable": True,
+                    }
+                ]
+            },
+            errors.InvalidInputError,
+            "data_type",
+        ),
+    ],
+)
+def test_a_bad_virtual_column_changes_nothing(
+    dir_place: Place, changes: dict[str, Any], error: type[Exception], match: str
+) -> None:
+    before = dir_place.dataset()
+    with pytest.raises(error, match=match):
+        dir_place.add(payload(triple_plus_one()), **changes)
+    after = dir_place.dataset()
+    assert (after.version, after.schema) == (before.version, before.schema)
+
+
+def _raises_on_fragment_three() -> Callable[[pa.RecordBatch], pa.Array]:
+    def udf(batch: pa.RecordBatch) -> pa.Array:
+        if 30 in batch.column("x").to_pylist():
+            raise ZeroDivisionError("the client's bug")
+        return pc.multiply(batch.column("x"), 2)
+
+    return udf
+
+
+def _answers_strings() -> Callable[[pa.RecordBatch], Any]:
+    def udf(batch: pa.RecordBatch) -> Any:
+        return [f"v{x}" for x in batch.column("x").to_pylist()]
+
+    return udf
+
+
+def _answers_too_few() -> Callable[[pa.RecordBatch], Any]:
+    def udf(batch: pa.RecordBatch) -> Any:
+        return [1]
+
+    return udf
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (_raises_on_fragment_three, "raised ZeroDivisionError: the client's bug"),
+        (_answers_strings, "returned string; column 'y' is int64"),
+        (_answers_too_few, "returned 1 values for 10 rows"),
+    ],
+)
+def test_a_failing_udf_fails_the_job_typed_and_commits_nothing(
+    dir_place: Place, spark: SparkSession, make: Callable[[], Any], match: str
+) -> None:
+    added = dir_place.add(payload(make()))
+    data = Path(dir_place.properties["root"]) / "t.lance" / "data"
+    data_before = {f.name for f in data.iterdir()}
+    with pytest.raises(errors.InvalidInputError, match=match):
+        dir_place.backfill(spark)  # one commit group: all five fragments or none
+    dataset = dir_place.dataset()
+    assert dataset.version == added
+    assert set(values(dataset).values()) == {None}
+    assert {f.name for f in data.iterdir()} == data_before  # what the tasks wrote was deleted
+
+
+# -- udtf / chunker materialized views -----------------------------------------------------------
+
+WORDS = json.dumps(
+    {
+        "fields": [
+            {"name": "k", "type": {"type": "utf8"}, "nullable": True},
+            {"name": "word", "type": {"type": "utf8"}, "nullable": True},
+        ]
+    }
+)
+LENGTHS = json.dumps(
+    {
+        "fields": [
+            {"name": "k", "type": {"type": "utf8"}, "nullable": True},
+            {"name": "n", "type": {"type": "int64"}, "nullable": True},
+        ]
+    }
+)
+
+
+def words() -> Callable[[dict[str, Any]], Any]:
+    def chunker(row: dict[str, Any]) -> Any:
+        return [{"k": row["k"], "word": word} for word in row["text"].split()]
+
+    return chunker
+
+
+def lengths() -> Callable[[pa.RecordBatch], Any]:
+    def udtf(batch: pa.RecordBatch) -> pa.RecordBatch:
+        return pa.record_batch(
+            {"k": batch.column("k"), "n": pc.utf8_length(batch.column("text")).cast(pa.int64())}
+        )
+
+    return udtf
+
+
+def udtf_spec(kind: str, function: Any, **changes: Any) -> dict[str, Any]:
+    code = payload(function)
+    spec = {
+        "kind": kind,
+        "udtf": code,
+        "udtf_sha": hashlib.sha256(base64.b64decode(code)).hexdigest(),
+        "udtf_name": function.__name__,
+        "udtf_version": "1",
+        "input_columns": ["k", "text"],
+    }
+    spec.update(changes)
+    return spec
+
+
+def docs(*rows: tuple[str, str]) -> pa.Table:
+    return pa.table({"k": [r[0] for r in rows], "text": [r[1] for r in rows]})
+
+
+def refresh(place: Place, spark: SparkSession, view: list[str]) -> int:
+    control = JobControl(
+        job_id=f"lna-job-{uuid.uuid4().hex}",
+        spark=spark,
+        impl=place.impl,
+        properties=place.properties,
+    )
+    try:
+        return views.run_refresh(control, {"id": view})
+    finally:
+        control.close()
+
+
+def read_view(place: Place, view: list[str]) -> list[tuple[Any, ...]]:
+    with place.facade() as facade:
+        rows = lance.dataset(namespace_client=facade, table_id=view).to_table().to_pylist()
+    return sorted(tuple(row.values()) for row in rows)
+
+
+def test_udtf_and_chunker_views_map_their_sources_rows_in_spark(
+    place: Place, spark: SparkSession
+) -> None:
+    """A chunker (one row → many) and a udtf (batch → batch) view over the same source,
+    refreshed twice after an insert; read back by pylance through the namespace."""
+    space = place.table[:-1]
+    source, chunks, sizes = [*space, "docs"], [*space, "chunks"], [*space, "sizes"]
+    with place.facade() as facade:
+        facade.create_table({"id": source}, docs(("a", "red fox"), ("b", "dog")))
+        for view, kind, function, schema in (
+            (chunks, "chunker", words(), WORDS),
+            (sizes, "udtf", lengths(), LENGTHS),
+        ):
+            facade.create_materialized_view(
+                {
+                    "id": view,
+                    "kind": kind,
+                    "source_query": "SELECT k, text FROM docs",
+                    "output_schema": schema,
+                    "udtf_spec": udtf_spec(kind, function),
+                    "with_no_data": True,
+                }
+            )
+    assert read_view(place, chunks) == []
+    refresh(place, spark, chunks)
+    refresh(place, spark, sizes)
+    assert read_view(place, chunks) == [("a", "fox"), ("a", "red"), ("b", "dog")]
+    assert read_view(place, sizes) == [("a", 7), ("b", 3)]
+
+    with place.facade() as facade:
+        facade.insert_into_table({"id": source}, docs(("c", "one two three")))
+        metadata = facade.describe_table({"id": chunks, "load_detailed_metadata": True})
+    assert metadata.schema.metadata.additional_properties[views.KIND_KEY] == "chunker"
+    refresh(place, spark, chunks)
+    assert len(read_view(place, chunks)) == 6
+    with place.facade() as facade:
+        shown = facade.describe_table({"id": chunks, "load_detailed_metadata": True})
+    recorded = json.loads(shown.schema.metadata.additional_properties[views.SOURCES_KEY])
+    assert recorded == [{"id": source, "version": 2}]
+
+
+def test_udtf_views_are_refused_with_code_0_unless_allowed(dir_place: Place) -> None:
+    request = {
+        "id": ["v"],
+        "kind": "udtf",
+        "source_query": "SELECT x FROM t",
+        "output_schema": LENGTHS,
+        "udtf_spec": udtf_spec("udtf", lengths(), input_columns=["x"]),
+        "with_no_data": True,
+    }
+    off = {"pipeline_allow_udfs": "false"}
+    with pytest.raises(errors.UnsupportedOperationError, match="allow-udfs") as raised:
+        dir_place.call("create_materialized_view", request, **off)
+    assert raised.value.code == 0
+    dir_place.call("create_materialized_view", request)  # allowed: created
+    with pytest.raises(errors.UnsupportedOperationError) as raised:
+        dir_place.call("refresh_materialized_view", {"id": ["v"]}, **off)
+    assert raised.value.code == 0
+
+
+@pytest.mark.parametrize(
+    ("changes", "match"),
+    [
+        ({"udtf_sha": "0" * 64}, "udtf_sha"),
+        ({"input_columns": ["nope"]}, "nope"),
+        ({"kind": "chunker"}, "udtf_spec.kind"),
+        ({"udtf": "%%%"}, "not base64"),
+    ],
+)
+def test_a_bad_udtf_view_is_refused_before_anything_is_written(
+    dir_place: Place, changes: dict[str, Any], match: str
+) -> None:
+    with pytest.raises(errors.InvalidInputError, match=match):
+        dir_place.call(
+            "create_materialized_view",
+            {
+                "id": ["v"],
+                "kind": "udtf",
+                "source_query": "SELECT x FROM t",
+                "output_schema": LENGTHS,
+                "udtf_spec": {**udtf_spec("udtf", lengths(), input_columns=["x"]), **changes},
+                "with_no_data": True,
+            },
+        )
+    with dir_place.facade() as facade:
+        assert facade.list_tables({"id": []}).tables == ["t"]
+
+
+def test_a_udtf_answering_the_wrong_columns_fails_typed_and_keeps_the_view(
+    dir_place: Place, spark: SparkSession
+) -> None:
+    def wrong(batch: pa.RecordBatch) -> pa.RecordBatch:
+        return pa.record_batch({"k": batch.column("x")})
+
+    with dir_place.facade() as facade:
+        facade.create_materialized_view(
+            {
+                "id": ["v"],
+                "kind": "udtf",
+                "source_query": "SELECT x FROM t",
+                "output_schema": LENGTHS,
+                "udtf_spec": udtf_spec("udtf", wrong, input_columns=["x"]),
+                "with_no_data": True,
+            }
+        )
+        before = lance.dataset(namespace_client=facade, table_id=["v"]).version
+    with pytest.raises(errors.InvalidInputError, match="returned no column 'n'"):
+        refresh(dir_place, spark, ["v"])
+    assert read_view(dir_place, ["v"]) == []
+    with dir_place.facade() as facade:
+        assert lance.dataset(namespace_client=facade, table_id=["v"]).version == before
