@@ -42,7 +42,12 @@ def _add_job_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_wait_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--wait", action="store_true", help="follow the job until it ends")
+    parser.add_argument(
+        "--wait",
+        action="store_true",
+        help="follow the job until it ends (always, unless the backend is rest: a job of "
+        "another backend runs in this command's own Spark driver, which stops with it)",
+    )
     parser.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
@@ -109,6 +114,10 @@ async def _mv(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Output) -
             "with_no_data": bool(args.with_no_data),
         }
         response: Any = await ns.create_materialized_view(request)  # type: ignore[arg-type]
+        job_id = getattr(response, "job_id", None)
+        if isinstance(job_id, str) and job_id and (args.wait or _runs_here(ns)):
+            await _follow(ns, args, out, f"created view {shown}, first refresh", job_id)
+            return
         out.result(f"created view {shown}", _response_dict(response))
         return
     names = ("src_version", "max_rows_per_fragment", "concurrency", "source_task_size", "cluster")
@@ -134,10 +143,17 @@ async def _backfill(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Out
     await _started(ns, args, out, shown, response.job_id)
 
 
+def _runs_here(ns: AsyncLanceNamespace) -> bool:
+    """Whether a job this command starts runs in this process's Spark driver (a storage
+    backend, not ``rest``): the driver is this command's child and stops when it exits,
+    so the command follows the job to its end, ``--wait`` or not."""
+    return type(ns).stores_tables
+
+
 async def _started(
     ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Output, doing: str, job_id: str
 ) -> None:
-    if not args.wait:
+    if not args.wait and not _runs_here(ns):
         out.result(f"{doing}: job {job_id}", {"job_id": job_id})
         return
     await _follow(ns, args, out, doing, job_id)
