@@ -8,6 +8,7 @@ import hashlib
 import logging
 import os
 import socket
+import sys
 import threading
 import time
 import warnings
@@ -140,6 +141,34 @@ def stop_spark(session: Any) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
         gc.collect()
+
+
+@contextlib.contextmanager
+def local_spark(app: str, master: str = "local[2]") -> Iterator[Any]:
+    """A test module's own SparkSession on ``master`` (no UI, loopback only, two shuffle
+    partitions, this interpreter for the Python workers), stopped by :func:`stop_spark`."""
+    from pyspark.sql import SparkSession
+
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    with warnings.catch_warnings():
+        # pyspark starts its JVM by fork + exec, which runs lance's at-fork hook: the child
+        # only execs java and never touches lance
+        warnings.filterwarnings("ignore", "lance is not fork-safe", UserWarning)
+        session = (
+            SparkSession.builder.master(master)
+            .appName(app)
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .getOrCreate()
+        )
+    session.sparkContext.setLogLevel("FATAL")
+    try:
+        yield session
+    finally:
+        stop_spark(session)
 
 
 def pytest_warning_recorded(warning_message: warnings.WarningMessage) -> None:

@@ -13,9 +13,7 @@ the test's), so these tests need no job store.
 from __future__ import annotations
 
 import os
-import sys
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,7 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from conftest import stop_spark
+from conftest import local_spark
 from glue_fixtures import REGION, moto_glue
 from iceberg_real_server import ReferenceIcebergServer, unique_name
 from pyspark.sql import SparkSession
@@ -44,22 +42,8 @@ ROWS = 50  # five fragments of ten rows
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
-    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "lance is not fork-safe", UserWarning)
-        session = (
-            SparkSession.builder.master("local[2]")
-            .appName("lance-namespace-async-backfill-tests")
-            .config("spark.ui.enabled", "false")
-            .config("spark.driver.bindAddress", "127.0.0.1")
-            .getOrCreate()
-        )
-    session.sparkContext.setLogLevel("FATAL")
-    try:
+    with local_spark("lance-namespace-async-backfill-tests") as session:
         yield session
-    finally:
-        stop_spark(session)
 
 
 class Place:

@@ -19,7 +19,6 @@ import json
 import os
 import sys
 import uuid
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from conftest import stop_spark
+from conftest import local_spark
 from iceberg_real_server import ReferenceIcebergServer, unique_name
 from pyspark import cloudpickle
 from pyspark.sql import SparkSession
@@ -53,22 +52,8 @@ ALLOWED = {"pipeline_allow_udfs": "true", "spark_cluster.default": "active"}
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
-    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "lance is not fork-safe", UserWarning)
-        session = (
-            SparkSession.builder.master("local[2]")
-            .appName("lance-namespace-async-udf-tests")
-            .config("spark.ui.enabled", "false")
-            .config("spark.driver.bindAddress", "127.0.0.1")
-            .getOrCreate()
-        )
-    session.sparkContext.setLogLevel("FATAL")
-    try:
+    with local_spark("lance-namespace-async-udf-tests") as session:
         yield session
-    finally:
-        stop_spark(session)
 
 
 def payload(function: Any) -> str:

@@ -10,9 +10,6 @@ temporary directory with a real Lance table written through it.
 
 from __future__ import annotations
 
-import os
-import sys
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +18,7 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from conftest import stop_spark
+from conftest import local_spark
 from pyspark.sql import SparkSession
 
 import lance_namespace_async as lna
@@ -34,24 +31,8 @@ CANARY = "lna-canary-9d1f"
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
-    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "lance is not fork-safe", UserWarning)
-        session = (
-            SparkSession.builder.master("local[1]")
-            .appName("lance-namespace-async-view-attacks")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", "1")
-            .config("spark.driver.bindAddress", "127.0.0.1")
-            .getOrCreate()
-        )
-    session.sparkContext.setLogLevel("FATAL")
-    try:
+    with local_spark("lance-namespace-async-view-attacks", "local[1]") as session:
         yield session
-    finally:
-        stop_spark(session)
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,7 @@ builds, the way the job runner calls it.
 from __future__ import annotations
 
 import json
-import os
-import sys
 import uuid
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +25,7 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from conftest import stop_spark
+from conftest import local_spark
 from pyspark.sql import SparkSession
 
 import lance_namespace_async as lna
@@ -55,24 +52,8 @@ QUERY = "SELECT k, SUM(v) AS total FROM orders GROUP BY k"
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
-    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "lance is not fork-safe", UserWarning)
-        session = (
-            SparkSession.builder.master("local[2]")
-            .appName("lance-namespace-async-views")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.driver.bindAddress", "127.0.0.1")
-            .getOrCreate()
-        )
-    session.sparkContext.setLogLevel("FATAL")
-    try:
+    with local_spark("lance-namespace-async-views") as session:
         yield session
-    finally:
-        stop_spark(session)
 
 
 class Backend:

@@ -11,10 +11,7 @@ refresh test reads the view back with pylance.
 from __future__ import annotations
 
 import math
-import os
-import sys
 import uuid
-import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,7 +21,7 @@ import pyarrow as pa
 import pytest
 
 pytest.importorskip("pyspark")
-from conftest import stop_spark
+from conftest import local_spark
 from pyspark.sql import SparkSession
 
 import lance_namespace_async as lna
@@ -37,24 +34,8 @@ NS = ["shop"]
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
-    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "lance is not fork-safe", UserWarning)
-        session = (
-            SparkSession.builder.master("local[2]")
-            .appName("lance-namespace-async-pushdown")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.driver.bindAddress", "127.0.0.1")
-            .getOrCreate()
-        )
-    session.sparkContext.setLogLevel("FATAL")
-    try:
+    with local_spark("lance-namespace-async-pushdown") as session:
         yield session
-    finally:
-        stop_spark(session)
 
 
 @pytest.fixture(scope="module")

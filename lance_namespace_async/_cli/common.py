@@ -317,3 +317,14 @@ def _report(
         typed = _option(args, "typed_ids", [])
         message = _as_typed(message, typed, _option(args, "delimiter", ".") or ".")
     print(f"lance-ns: error: {scrub(' '.join(message.split()))}", file=sys.stderr)
+
+
+def _action(
+    actions: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str
+) -> argparse.ArgumentParser:
+    """A subcommand's action (``mv create``, ``jobs describe``...) with the connection and
+    output options every command takes."""
+    sub = actions.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:])
+    _add_connection_options(sub, top=False)
+    _add_output_options(sub)
+    return sub

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from .. import errors
 from .._core.paging import PageTrail, token_of
 from .._storage.indexes import VECTOR_INDEX_ARGUMENTS
-from .common import _add_connection_options, _add_output_options, _id, _lower, _positive_int
+from .common import _action, _id, _lower, _positive_int
 from .output import _cell, _console, _Output, _response_dict
 
 if TYPE_CHECKING:
@@ -148,15 +148,6 @@ def add_commands(command: CommandFactory) -> None:
     drop = command("drop-columns", "drop columns of a table")
     drop.add_argument("id", metavar="NAME")
     drop.add_argument("columns", nargs="+", metavar="COLUMN")
-
-
-def _action(
-    actions: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str
-) -> argparse.ArgumentParser:
-    sub = actions.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:])
-    _add_connection_options(sub, top=False)
-    _add_output_options(sub)
-    return sub
 
 
 def _add_file_options(parser: argparse.ArgumentParser) -> None:

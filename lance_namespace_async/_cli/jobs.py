@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import errors
-from .common import _add_connection_options, _add_output_options, _id, _positive_int
+from .common import _action, _id, _positive_int
 from .output import _Output, _response_dict
 
 if TYPE_CHECKING:
@@ -25,15 +25,6 @@ if TYPE_CHECKING:
     from .._core.base import AsyncLanceNamespace
 
 Handler = Callable[["AsyncLanceNamespace", argparse.Namespace, _Output], Any]
-
-
-def _action(
-    actions: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str
-) -> argparse.ArgumentParser:
-    sub = actions.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:])
-    _add_connection_options(sub, top=False)
-    _add_output_options(sub)
-    return sub
 
 
 def _add_job_options(parser: argparse.ArgumentParser) -> None:
