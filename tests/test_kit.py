@@ -101,6 +101,12 @@ EXPECTED_SKIPS: dict[str, dict[str, str]] = {
 _RELATIVE_ONLY = "RegisterTable refuses absolute locations (InvalidInput): root-relative only"
 PYLANCE_SERVER_BREAKS: dict[str, str] = {
     "a_job_nobody_started_is_not_found": "no jobs: a bare transaction id is InvalidInput",
+    "a_materialized_view_is_created_empty_then_refreshed_by_a_job": (
+        "CreateMaterializedView not implemented, as code 18"
+    ),
+    "a_materialized_view_over_a_missing_table_is_refused": (
+        "CreateMaterializedView not implemented, as code 18"
+    ),
     "create_namespace_mode_exist_ok_keeps_the_existing_namespace": "ExistOk: AlreadyExists",
     "create_namespace_mode_overwrite_replaces_it_with_an_empty_one": "Overwrite: AlreadyExists",
     "create_namespace_refuses_an_unknown_mode": "any mode is accepted",
@@ -374,6 +380,9 @@ PYLANCE_SERVER_LACKS = {
     "CreateTableBranch": "its branch scenarios fail (writes land on main)",
     "ListTableBranches": "its branch scenarios fail (writes land on main)",
     "DeleteTableBranch": "its branch scenarios fail (writes land on main)",
+    "CreateMaterializedView": "not implemented, as code 18",
+    "RefreshMaterializedView": "not implemented, as code 18",
+    "AlterTableBackfillColumns": "not implemented, as code 18",
 }
 
 
@@ -445,7 +454,8 @@ def test_the_whole_kit_runs_from_an_empty_directory(
     result = pytester.runpytest(*options, "-rs")
     result.assert_outcomes(passed=len(SCENARIOS))
     assert catalog.exists()
-    assert sorted(p.name for p in catalog.iterdir()) == ["__manifest"]  # nothing left behind
+    # nothing left behind but the job records the pipeline keeps as history (_lna_jobs)
+    assert sorted(p.name for p in catalog.iterdir()) == ["__manifest", "_lna_jobs"]
 
 
 def test_the_kit_selects_scenarios_by_keyword(pytester: pytest.Pytester, tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -310,8 +311,10 @@ def test_a_job_on_glue_keeps_its_record_on_s3() -> None:
             "storage.allow_http": "true",
         }
         with lna.connect_sync("glue", properties) as facade:
-            facade.create_namespace({"id": ["db"]})
-            table = ["db", "t"]
+            # moto's state is one per process: a name of its own, never another module's
+            database = f"jobs_{uuid.uuid4().hex[:8]}"
+            facade.create_namespace({"id": [database]})
+            table = [database, "t"]
             lance.write_dataset(
                 pa.table({"x": pa.array(range(20), pa.int64())}),
                 namespace_client=facade,

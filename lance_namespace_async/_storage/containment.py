@@ -100,6 +100,17 @@ class Confinement:
             _RESTORING.reset(token)
 
 
+def refuse_outside(namespace: AsyncLanceNamespace, location: str, what: str) -> None:
+    """PermissionDenied when ``namespace`` is confined and ``location`` lies outside
+    (blocking). For code above the backends that opens a table at the location a
+    DescribeTable answered (the Spark data source, the pipeline's jobs): DescribeTable
+    is catalog-only, so the check is theirs to make before storage is contacted."""
+    tables = getattr(namespace, "tables", None)
+    confinement = getattr(tables, "confinement", None)
+    if isinstance(confinement, Confinement):
+        confinement.refuse(location, what)
+
+
 # -- serving: a server's backend is confined -----------------------------------------------
 
 logger = logging.getLogger("lance_namespace_async.server")

@@ -44,6 +44,7 @@ import anyio.to_thread
 import pyarrow as pa
 
 from .. import errors
+from .._storage.containment import refuse_outside
 from . import _udfs
 from ._udfs import virtual_field, virtual_spec
 
@@ -149,6 +150,8 @@ async def _with_facade(ns: AsyncLanceNamespace, work: Callable[[SyncLanceNamespa
 def _open(facade: SyncLanceNamespace, table_id: Sequence[str], version: int | None = None) -> Any:
     import lance
 
+    location = str(facade.describe_table({"id": list(table_id)}).location or "")
+    refuse_outside(facade.async_namespace, location, f"table {list(table_id)!r}")
     try:
         return lance.dataset(
             namespace_client=_client(facade), table_id=list(table_id), version=version
@@ -572,6 +575,7 @@ def _fill_fragments(spec_text: str, tag: str, fragment_ids: list[int]) -> list[t
     described = backend.describe_table({"id": spec["id"]})
     options = _storage_options(described) or None
     location = str(described.location).rstrip("/")
+    refuse_outside(backend.async_namespace, location, f"table {spec['id']!r}")
     dataset = lance.dataset(location, version=int(spec["read_version"]), storage_options=options)
     field = dataset.schema.field(spec["column"])
     written: list[tuple[int, str]] = []

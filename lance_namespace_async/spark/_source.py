@@ -29,6 +29,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
 from .. import errors
+from .._storage.containment import refuse_outside
 from ._filters import to_lance_filter
 from ._job_files import JobFiles, delete_data_files
 from ._options import SourceOptions
@@ -62,6 +63,7 @@ def _resolve(options: SourceOptions, *, latest: bool = False) -> tuple[TableHand
     location = str(response.location or "")
     if not location:
         raise errors.InvalidTableStateError(f"table {list(options.table_id)!r} has no location")
+    refuse_outside(namespace.async_namespace, location, f"table {list(options.table_id)!r}")
     described = response.version if isinstance(response.version, int) else None
     wanted = pinned if pinned is not None else described
     storage_options = storage_options_of(response)
