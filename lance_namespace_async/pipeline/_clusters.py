@@ -109,15 +109,18 @@ class _Driver:
     def _read_replies(self) -> None:
         stdout = self.process.stdout
         assert stdout is not None
-        for line in stdout:
-            try:
-                reply = json.loads(line)
-            except ValueError:
-                continue
-            with self._waiting_lock:
-                waiting = self._waiting.pop(str(reply.get("reply_to")), None)
-            if waiting is not None:
-                waiting.give(reply)
+        with contextlib.suppress(ValueError, OSError):  # closed by shutdown_drivers
+            for line in stdout:
+                try:
+                    reply = json.loads(line)
+                except ValueError:
+                    continue
+                with self._waiting_lock:
+                    waiting = self._waiting.pop(str(reply.get("reply_to")), None)
+                if waiting is not None:
+                    waiting.give(reply)
+        with contextlib.suppress(ValueError, OSError):
+            stdout.close()
         # the driver is gone: nobody will answer the calls still waiting
         with self._waiting_lock:
             left, self._waiting = list(self._waiting.values()), {}
@@ -290,3 +293,6 @@ def shutdown_drivers(timeout: float = 30.0) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(driver.process.pid, signal.SIGKILL)
             driver.process.wait()
+        if driver.process.stdout is not None:
+            with contextlib.suppress(ValueError, OSError):
+                driver.process.stdout.close()
