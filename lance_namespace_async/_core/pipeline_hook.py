@@ -17,6 +17,7 @@ reaches backends, and only for the calls it takes:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 from collections.abc import Awaitable, Callable
@@ -70,16 +71,18 @@ def takes(method: str, request: Any) -> bool:
     return is_job_id(request)
 
 
+@functools.cache
 def available() -> bool:
-    """Whether the pipeline can run here: PySpark (extra ``spark``) is installed."""
+    """Whether the pipeline can run here: PySpark (extra ``spark``) is installed (asked
+    once per process: ``list_operations()`` asks it for every backend class)."""
     return importlib.util.find_spec("pyspark") is not None
 
 
 def handler(method: str) -> Callable[[Any, Any], Awaitable[Any]]:
     """The pipeline's coroutine for ``method``: ``handler(ns, request) -> answer``."""
     service = importlib.import_module("lance_namespace_async.pipeline._service")
-    found: Callable[[Any, Any], Awaitable[Any]] = getattr(service, method)
-    return found
+    answer: Callable[[str, Any, Any], Awaitable[Any]] = service.answer
+    return functools.partial(answer, method)
 
 
 def spark_clusters_prop() -> Any:

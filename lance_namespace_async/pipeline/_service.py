@@ -1,8 +1,8 @@
 """The pipeline's answer to each operation it takes (see ``_core.pipeline_hook``).
 
-One coroutine per operation, ``handler(ns, request) -> answer``; each lives with its
-subject (views in ``_views``, computed columns and backfill in ``_backfill``, jobs in
-``_jobs``) and is imported when first called, so a call never loads what it does not use.
+Each operation's coroutine, ``<method>(ns, request) -> answer``, lives with its subject
+(views in ``_views``, computed columns and backfill in ``_backfill``, jobs in ``_jobs``)
+and is imported when first called, so a call never loads what it does not use.
 """
 
 from __future__ import annotations
@@ -23,30 +23,7 @@ _WHERE = {
 }
 
 
-async def _call(method: str, ns: AsyncLanceNamespace, request: Any) -> Any:
+async def answer(method: str, ns: AsyncLanceNamespace, request: Any) -> Any:
+    """The pipeline's answer to ``method`` (one of ``_core.pipeline_hook.METHODS``)."""
     module = importlib.import_module(f"{__package__}.{_WHERE[method]}")
     return await getattr(module, method)(ns, request)
-
-
-async def create_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any:
-    return await _call("create_materialized_view", ns, request)
-
-
-async def refresh_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any:
-    return await _call("refresh_materialized_view", ns, request)
-
-
-async def alter_table_add_columns(ns: AsyncLanceNamespace, request: Any) -> Any:
-    return await _call("alter_table_add_columns", ns, request)
-
-
-async def alter_table_backfill_columns(ns: AsyncLanceNamespace, request: Any) -> Any:
-    return await _call("alter_table_backfill_columns", ns, request)
-
-
-async def describe_transaction(ns: AsyncLanceNamespace, request: Any) -> Any:
-    return await _call("describe_transaction", ns, request)
-
-
-async def alter_transaction(ns: AsyncLanceNamespace, request: Any) -> Any:
-    return await _call("alter_transaction", ns, request)
