@@ -290,12 +290,11 @@ def _report(
         "per wake-up of its event loop and pays its loop's and the kernel's per-wake-up "
         f"work over fewer of them. The supervisor took {two.per_process_cpu[0]:.2f} s of "
         "CPU in the round (it only polls its workers).",
-        f"- The machine is shared (load average above): the benchmark got {busy_one:.2f} "
-        f"(N = 1) and {busy_two:.2f} (N = 2) of its {cores} cores, so the measured "
-        "requests/s are what that share allowed, for both N alike; they do not show the "
-        "scaling. The ceilings are what the measured CPU per request gives on cores of its "
-        "own: one process is bound to one core, two processes to both, less what the load "
-        "generator takes when it runs on the same machine.",
+        f"- Cores: the benchmark's processes kept {busy_one:.2f} (N = 1) and {busy_two:.2f} "
+        f"(N = 2) of the {cores} cores busy. N = 1 is bound by its one process (one core); "
+        "N = 2 by the cores its two processes share with the load generator on this "
+        "machine. Compare each measurement with its lower ceiling above: a figure well "
+        "below it means other work on the machine took the rest (see the load average).",
         "- The kernel hands each connection to whichever worker accepts it first (one "
         "shared listening socket); here the two serving processes' CPU was "
         + " and ".join(f"{c:.2f} s" for c in serving)
