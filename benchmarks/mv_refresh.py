@@ -54,12 +54,9 @@ import pyarrow as pa
 
 import lance_namespace_async as lna
 from lance_namespace_async import spark as lna_spark
-from lance_namespace_async.pipeline import JobControl, _views, wait_for_job_sync
-from lance_namespace_async.pipeline._pushdown import (
-    _partials,
-    maybe_pushed_down,
-    recognise,
-)
+from lance_namespace_async.pipeline import JobControl, _pushdown, _views, wait_for_job_sync
+from lance_namespace_async.pipeline._partials import fragments_partials, substrait_plan
+from lance_namespace_async.pipeline._pushdown import maybe_pushed_down, recognise
 from lance_namespace_async.pipeline._views import run_refresh
 
 RESULTS = Path(__file__).parent / "results" / "mv_refresh.md"
@@ -191,18 +188,32 @@ def measure_breakdown(
             pass
 
     def partials_one_process() -> None:
-        scanner = lance.dataset(location).scanner(columns=["k", "v", "tag"], batch_size=1 << 20)
-        for batch in scanner.to_batches():
-            _partials(plan, batch)
+        dataset = lance.dataset(location)
+        fragments = [int(f.fragment_id) for f in dataset.get_fragments()]
+        fragments_partials(dataset, plan, fragments, substrait_plan(plan, dataset.schema.names))
+
+    def spark_merges() -> None:
+        _pushdown.DRIVER_ROWS, saved = 0, _pushdown.DRIVER_ROWS
+        try:
+            bound(True).collect()
+        finally:
+            _pushdown.DRIVER_ROWS = saved
 
     return [
         ("pylance scan of k, v, tag alone (one process)", measure(2, scan_only)),
-        ("scan + pyarrow partials (one process, no Spark)", measure(2, partials_one_process)),
-        ("binding + analysis + plan recognition (driver)", measure(2, lambda: bound(True))),
         (
-            "partials on Spark + final aggregation, collect",
-            measure(2, lambda: bound(True).collect()),
+            "scan + Lance's native partials (one process, no Spark)",
+            measure(2, partials_one_process),
         ),
+        (
+            "binding + analysis + plan recognition (driver)",
+            measure(2, lambda: recognise(bound(False), ansi=True)),
+        ),
+        (
+            "binding + partials on Spark (one stage) + final in the driver",
+            measure(2, lambda: bound(True)),
+        ),
+        ("same, Spark merging the partials (a second stage), collect", measure(2, spark_merges)),
         (
             "plain plan: source rows into the JVM only (noop write)",
             measure(

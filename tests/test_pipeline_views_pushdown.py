@@ -10,6 +10,7 @@ refresh test reads the view back with pylance.
 
 from __future__ import annotations
 
+import json
 import math
 import uuid
 from collections.abc import Iterator
@@ -25,7 +26,7 @@ from conftest import local_spark
 from pyspark.sql import SparkSession
 
 import lance_namespace_async as lna
-from lance_namespace_async.pipeline import JobControl
+from lance_namespace_async.pipeline import JobControl, _pushdown
 from lance_namespace_async.pipeline._pushdown import maybe_pushed_down, recognise
 from lance_namespace_async.pipeline._views import bind_query, run_refresh
 
@@ -92,9 +93,20 @@ def _bound(spark: SparkSession, root: str, query: str) -> tuple[Any, list[dict[s
     )
 
 
-def _rows(frame: Any) -> list[tuple[Any, ...]]:
-    rows = [tuple(row) for row in frame.collect()]
+def _rows(result: Any) -> list[tuple[Any, ...]]:
+    """A DataFrame's rows, or a pyarrow table's (the driver merged the partials)."""
+    if isinstance(result, pa.Table):
+        rows = [tuple(row.values()) for row in result.to_pylist()]
+    else:
+        rows = [tuple(row) for row in result.collect()]
     return sorted(rows, key=lambda row: [(v is None, str(type(v)), v) for v in row])
+
+
+def _schema(result: Any) -> list[tuple[str, Any]]:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    schema = result.schema if isinstance(result, pa.Table) else to_arrow_schema(result.schema)
+    return [(f.name, f.type) for f in schema]
 
 
 def _same(pushed: list[tuple[Any, ...]], plain: list[tuple[Any, ...]]) -> None:
@@ -149,15 +161,24 @@ def src(root: str) -> str:
 
 
 @pytest.mark.parametrize("query", PUSHABLE)
-def test_pushed_down_equals_spark(spark: SparkSession, root: str, src: str, query: str) -> None:
+def test_pushed_down_equals_spark(
+    spark: SparkSession, root: str, src: str, query: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     frame, sources = _bound(spark, root, query)
     assert recognise(frame, ansi=True) is not None
     pushed = maybe_pushed_down(spark, frame, sources, impl="dir", properties={"root": root})
-    assert pushed is not frame
-    assert [(f.name, f.dataType) for f in pushed.schema] == [
-        (f.name, f.dataType) for f in frame.schema
-    ]
+    assert isinstance(pushed, pa.Table)  # few partials: merged in the driver
+    assert _schema(pushed) == _schema(frame)
     _same(_rows(pushed), _rows(frame))
+    # many partials: Spark merges them (the tasks stop early, the result is the same)
+    monkeypatch.setattr(_pushdown, "DRIVER_ROWS", 0)
+    merged_by_spark = maybe_pushed_down(
+        spark, frame, sources, impl="dir", properties={"root": root}
+    )
+    assert not isinstance(merged_by_spark, pa.Table)
+    assert merged_by_spark is not frame
+    assert _schema(merged_by_spark) == _schema(frame)
+    _same(_rows(merged_by_spark), _rows(frame))
 
 
 @pytest.mark.parametrize("query", NOT_PUSHABLE)
@@ -191,17 +212,21 @@ def test_two_sources_take_the_plain_plan(spark: SparkSession, root: str, src: st
     assert maybe_pushed_down(spark, frame, sources, impl="dir", properties={"root": root}) is frame
 
 
-def test_integer_sum_overflow_fails_like_spark(spark: SparkSession, root: str) -> None:
+def test_integer_sum_overflow_fails_like_spark(
+    spark: SparkSession, root: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """ANSI mode (Spark 4's default): a bigint SUM past 2**63 fails the plain plan and
     the pushed-down one; without ANSI mode integer SUM is not pushed down at all."""
     big = pa.table({"k": pa.array([1, 1, 1], pa.int64()), "l": pa.array([2**62] * 3, pa.int64())})
     _source(root, "big", [big])
     query = "SELECT k, SUM(l) AS sl FROM big GROUP BY k"
     frame, sources = _bound(spark, root, query)
-    pushed = maybe_pushed_down(spark, frame, sources, impl="dir", properties={"root": root})
-    assert pushed is not frame
     with pytest.raises(Exception, match=r"(?i)overflow"):
         frame.collect()
+    with pytest.raises(OverflowError, match=r"(?i)overflow"):  # merged in the driver
+        maybe_pushed_down(spark, frame, sources, impl="dir", properties={"root": root})
+    monkeypatch.setattr(_pushdown, "DRIVER_ROWS", 0)  # merged by Spark
+    pushed = maybe_pushed_down(spark, frame, sources, impl="dir", properties={"root": root})
     with pytest.raises(Exception, match=r"(?i)overflow"):
         pushed.collect()
     assert recognise(frame, ansi=False) is None
@@ -257,3 +282,73 @@ def test_refresh_commits_the_pushed_down_result(spark: SparkSession, root: str) 
         {"k": 3, "n": 2, "total": 8.0, "top": None},
         {"k": None, "n": 2, "total": 10.0, "top": "w"},
     ]
+
+
+def test_a_second_refresh_reuses_the_analysed_plan(
+    spark: SparkSession, root: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan analysed by the first refresh serves the next ones (nothing bound again)
+    while the source keeps its schema; a new schema is analysed again."""
+    from lance_namespace_async.pipeline import _views
+
+    first = pa.table({"k": pa.array([1, 2], pa.int64()), "v": pa.array([1.0, 2.0])})
+    _source(root, "again", [first])
+    query = "SELECT k, COUNT(*) AS n, SUM(v) AS total FROM again WHERE k > 0 GROUP BY k"
+    view = [*NS, "again_view"]
+    with lna.connect_sync("dir", {"root": root}) as facade:
+        facade.create_materialized_view(
+            {
+                "id": view,
+                "kind": "query",
+                "source_query": query,
+                "with_no_data": True,
+                "output_schema": "k BIGINT, n BIGINT, total DOUBLE",
+            }
+        )
+
+        def refresh() -> list[dict[str, Any]]:
+            control = JobControl(
+                job_id=f"lna-job-{uuid.uuid4().hex}",
+                spark=spark,
+                impl="dir",
+                properties={"root": root},
+            )
+            try:
+                version = run_refresh(control, {"id": view})
+            finally:
+                control.close()
+            location = str(facade.describe_table({"id": view}).location)
+            rows: list[dict[str, Any]] = (
+                lance.dataset(location, version=version).to_table().sort_by("k").to_pylist()
+            )
+            return rows
+
+        assert refresh() == [{"k": 1, "n": 1, "total": 1.0}, {"k": 2, "n": 1, "total": 2.0}]
+        bound: list[str] = []
+        real_bind = _views.bind_query
+
+        def counting_bind(*args: Any, **kwargs: Any) -> Any:
+            bound.append(str(args[1]))
+            return real_bind(*args, **kwargs)
+
+        monkeypatch.setattr(_views, "bind_query", counting_bind)
+        facade.insert_into_table({"id": [*NS, "again"]}, first)
+        assert refresh() == [{"k": 1, "n": 2, "total": 2.0}, {"k": 2, "n": 2, "total": 4.0}]
+        assert bound == []  # remembered: same query, same source schema
+        # the view records the source version it read, as a bound refresh does
+        definition = _views.view_definition(
+            lance.dataset(str(facade.describe_table({"id": view}).location)).schema.metadata
+        )
+        assert definition is not None
+        latest = facade.describe_table(
+            {"id": [*NS, "again"], "load_detailed_metadata": True}
+        ).version
+        assert json.loads(definition[_views.SOURCES_KEY]) == [
+            {"id": [*NS, "again"], "version": latest}
+        ]
+        # a column added to the source: another schema, so the query is analysed again
+        facade.alter_table_add_columns(
+            {"id": [*NS, "again"], "new_columns": [{"name": "w", "expression": "k * 2"}]}
+        )
+        assert refresh() == [{"k": 1, "n": 2, "total": 2.0}, {"k": 2, "n": 2, "total": 4.0}]
+        assert bound == [query]

@@ -3,11 +3,14 @@
 Why: a view such as ``SELECT k, COUNT(*), SUM(v) FROM events WHERE d >= 3 GROUP BY k``
 read through our reader ships every source row from the Python tasks to the JVM (Arrow
 → Spark rows) only for Spark to fold them into a few groups. For that shape the tasks
-can do the first half of Spark's own two-phase aggregation themselves: each scans its
-fragments with the filter pushed into Lance, folds the rows into per-group partials with
-pyarrow's ``group_by().aggregate()``, and ships only the partials; Spark then does the
-final aggregation exactly as its ``Final`` phase would (sum of counts, sum of sums, min
-of mins, ...). Results are those of the plain plan (see the equality property test).
+can do the first half of Spark's own two-phase aggregation themselves: each hands its
+fragments, the filter and the partial aggregate to Lance's scanner, which computes the
+per-group partials natively (``_partials``), and ships only the partials. The final
+aggregation (sum of counts, sum of sums, min of mins, ...) is Spark's ``Final`` phase,
+done in the driver over the few partials, or as a Spark stage when they are many
+(:data:`DRIVER_ROWS`). A plan analysed once is remembered per query and source schema
+(:func:`pushed_again`), so a refresh of the same view binds nothing again. Results are
+those of the plain plan (see the equality property test).
 
 **The shape** is recognised from Spark's own optimized logical plan of the bound query
 (``toJSON()``), never from the SQL text: ``Aggregate`` over an ``Filter``s and column-only
@@ -22,9 +25,10 @@ share), none ``DISTINCT`` or with ``FILTER``; the filter is ``AND``-ed compariso
 decimals, timestamps) takes the plain plan.
 
 **Semantics kept.** ``SUM`` of integers is summed in the tasks as ``decimal(38,0)`` (no
-silent wrap) and cast to ``bigint`` by Spark, which under ANSI mode (Spark 4's default)
-fails the job on overflow as the plain plan does; without ANSI mode Spark wraps instead,
-which partials cannot reproduce, so integer ``SUM`` is then not pushed down. ``AVG``
+silent wrap) and checked against ``bigint`` by the final step, which under ANSI mode
+(Spark 4's default) fails the job on overflow as the plain plan does; without ANSI mode
+Spark wraps instead, which partials cannot reproduce, so integer ``SUM`` is then not
+pushed down. ``AVG``
 is Spark's: the sum of the values as doubles over their count, null for no values.
 Floating sums differ from the plain plan only by summation order (the plain plan's
 order depends on partitioning too).
@@ -34,13 +38,24 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["AggregatePlan", "maybe_pushed_down", "pushed_down", "recognise"]
+from .. import errors
+from ._partials import KEY_TYPES, final_table, partial_schema, task_partials
+
+__all__ = [
+    "AggregatePlan",
+    "driver_table",
+    "maybe_pushed_down",
+    "pushed_again",
+    "pushed_down",
+    "recognise",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -49,15 +64,14 @@ _AGG = _EXPR + "aggregate."
 _PLAN = "org.apache.spark.sql.catalyst.plans.logical."
 #: the name of our reader's function in the plan (``spark._read.read``)
 _READER_FUNCTION = "read_partitions"
-#: rows folded per pyarrow aggregation (bounds a task's memory)
-BATCH_ROWS = 1 << 20
 #: tasks of the partial stage (0: one per core of the cluster, Spark's default parallelism)
 TASKS = 0
+#: partial rows (all tasks together) the driver merges itself; past it, Spark merges them
+#: (0: Spark always does)
+DRIVER_ROWS = 4_000_000
 
 _INTEGRAL = {"byte": pa.int8(), "short": pa.int16(), "integer": pa.int32(), "long": pa.int64()}
 _FLOATING = {"float": pa.float32(), "double": pa.float64()}
-_KEY_TYPES = {**_INTEGRAL, **_FLOATING, "string": pa.string(), "boolean": pa.bool_()}
-_KEY_TYPES["date"] = pa.date32()
 _FILTER_TYPES = {**_INTEGRAL, "string": pa.string(), "boolean": pa.bool_()}
 _MIN_MAX_TYPES = {**_INTEGRAL, "string": pa.string()}
 _COMPARISONS = {
@@ -235,7 +249,7 @@ def _recognise(root: dict[str, Any], ansi: bool) -> AggregatePlan:
         raise _NotPushable(f"the plan's top is {root.get('class')}")
     keys = tuple(_attribute(_expression(e)) for e in root["groupingExpressions"])
     for _, spark_type in keys:
-        if spark_type not in _KEY_TYPES:
+        if spark_type not in KEY_TYPES:
             raise _NotPushable(f"a {spark_type} grouping key")
     names = {name for name, _ in keys}
     outputs = tuple(_output(_expression(e), names, ansi) for e in root["aggregateExpressions"])
@@ -260,29 +274,11 @@ def _recognise(root: dict[str, Any], ansi: bool) -> AggregatePlan:
     return AggregatePlan(keys, outputs, conditions)
 
 
-# -- the tasks' partials and Spark's final aggregation ---------------------------------------
+# -- running it ---------------------------------------------------------------------------------
 
 
-def _partial_specs(plan: AggregatePlan) -> list[tuple[str, str, str | None, pa.DataType]]:
-    """(partial name, pyarrow function, column, partial type) of every partial."""
-    specs: list[tuple[str, str, str | None, pa.DataType]] = []
-    for index, out in enumerate(plan.outputs):
-        if out.function == "count_all":
-            specs.append((f"_p{index}", "count_all", None, pa.int64()))
-        elif out.function == "count":
-            specs.append((f"_p{index}", "count", out.column, pa.int64()))
-        elif out.function == "sum":
-            wide = pa.decimal128(38, 0) if out.spark_type in _INTEGRAL else pa.float64()
-            specs.append((f"_p{index}", "sum", out.column, wide))
-        elif out.function == "avg":
-            specs.append((f"_p{index}", "sum", out.column, pa.float64()))
-            specs.append((f"_c{index}", "count", out.column, pa.int64()))
-        elif out.function in ("min", "max"):
-            specs.append((f"_p{index}", out.function, out.column, _KEY_TYPES[out.spark_type]))
-    return specs
-
-
-def _filter_expression(plan: AggregatePlan) -> Any:
+def filter_expression(plan: AggregatePlan) -> Any:
+    """The plan's conditions as one pyarrow expression for Lance's scan (None: no filter)."""
     import pyarrow.compute as pc
 
     expression = None
@@ -291,7 +287,7 @@ def _filter_expression(plan: AggregatePlan) -> Any:
         if operator == "not_null":
             term = field.is_valid()
         else:
-            literal = pc.scalar(pa.scalar(value, _KEY_TYPES[spark_type]))
+            literal = pc.scalar(pa.scalar(value, KEY_TYPES[spark_type]))
             term = {
                 "==": field == literal,
                 "!=": field != literal,
@@ -304,56 +300,25 @@ def _filter_expression(plan: AggregatePlan) -> Any:
     return expression
 
 
-def _partials(plan: AggregatePlan, batch: pa.RecordBatch) -> pa.Table:
-    """One batch's rows folded into per-group partials (named ``_g*``, ``_p*``, ``_c*``)."""
-    table = pa.Table.from_batches([batch])
-    columns: dict[str, pa.Array] = {}
-    for index, (key, _) in enumerate(plan.keys):
-        columns[f"_g{index}"] = table.column(key)
-    aggregations: list[tuple[Any, ...]] = []
-    for name, function, column, partial_type in _partial_specs(plan):
-        if column is None:
-            aggregations.append(([], "count_all"))
-            continue
-        values = table.column(column)
-        if function == "sum":
-            values = values.cast(partial_type)
-        columns[name] = values
-        aggregations.append((name, function))
-    if not columns:  # COUNT(*) alone, no keys: the rows still count
-        columns["_rows"] = pa.nulls(table.num_rows)
-    folded = pa.table(columns).group_by(
-        [f"_g{i}" for i in range(len(plan.keys))], use_threads=False
-    )
-    result = folded.aggregate(aggregations)
-    renamed = []
-    for name, function, column, _ in _partial_specs(plan):
-        renamed.append(("count_all" if column is None else f"{name}_{function}", name))
-    out = {f"_g{i}": result.column(f"_g{i}") for i in range(len(plan.keys))}
-    for produced, name in renamed:
-        out[name] = result.column(produced)
-    return pa.table(out)
+@dataclass(frozen=True)
+class _Source:
+    """The view's source as the tasks read it: its handle and the splits of its fragments."""
+
+    handle: Any
+    splits: list[list[int]]
+    schema: pa.Schema
+
+    def slices(self, spark: Any) -> int:
+        # Each task costs the JVM and its Python worker a fixed setup and Lance's aggregate
+        # uses the task's cores itself, so a task per core (taking several splits) beats a
+        # task per split
+        wanted = TASKS if TASKS else int(spark.sparkContext.defaultParallelism)
+        return max(1, min(len(self.splits), wanted))
 
 
-def _partial_schema(plan: AggregatePlan) -> pa.Schema:
-    fields = [pa.field(f"_g{i}", _KEY_TYPES[t]) for i, (_, t) in enumerate(plan.keys)]
-    fields += [pa.field(name, partial) for name, _, _, partial in _partial_specs(plan)]
-    return pa.schema(fields)
-
-
-def pushed_down(
-    spark: Any,
-    plan: AggregatePlan,
-    *,
-    impl: str,
-    properties: Mapping[str, str],
-    table_id: Sequence[str],
-    version: int | None,
-) -> Any:
-    """The DataFrame computing ``plan`` with partials in the tasks (nothing run yet)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import from_arrow_schema
-
+def _source(
+    impl: str, properties: Mapping[str, str], table_id: Sequence[str], version: int | None
+) -> _Source:
     from ..spark._options import SourceOptions
     from ..spark._source import ROWS_PER_SPLIT, _opened_snapshot
 
@@ -375,38 +340,38 @@ def pushed_down(
             rows = 0
         splits[-1].append(fragment_id)
         rows += fragment_rows
-    handle = snapshot.handle
-    needed = sorted(
-        {c for c, _ in plan.keys} | {o.column for o in plan.outputs if o.column is not None}
-    )
-    schema = _partial_schema(plan)
+    return _Source(snapshot.handle, splits or [[]], snapshot.table_schema)
+
+
+def _partials_frame(spark: Any, plan: AggregatePlan, source: _Source) -> Any:
+    """The tasks' partials as a DataFrame (Spark merges them)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    handle, splits = source.handle, source.splits
 
     def partials(indices: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        dataset = None
-        for batch in indices:
-            for index in batch.column(0).to_pylist():
-                if dataset is None:
-                    dataset = handle.open()
-                scanner = dataset.scanner(
-                    columns=needed or None,
-                    with_row_id=not needed,
-                    filter=_filter_expression(plan),
-                    fragments=[dataset.get_fragment(i) for i in splits[index]],
-                    batch_size=BATCH_ROWS,
-                )
-                for rows_batch in scanner.to_batches():
-                    if rows_batch.num_rows:
-                        yield from _partials(plan, rows_batch).cast(schema).to_batches()
+        mine = [splits[i] for batch in indices for i in batch.column(0).to_pylist()]
+        for table in task_partials(handle, plan, mine, None):
+            yield from table.to_batches()
 
-    count = max(len(splits), 1)
-    if not splits:
-        splits.append([])
-    # Each task costs the JVM and its Python worker a fixed setup; partials are cheap,
-    # so a task per core (taking several splits) beats a task per split
-    slices = max(1, min(count, TASKS if TASKS else spark.sparkContext.defaultParallelism))
-    parts = spark.range(0, count, 1, slices).mapInArrow(
-        partials, from_arrow_schema(schema, prefer_timestamp_ntz=True)
-    )
+    schema = from_arrow_schema(partial_schema(plan), prefer_timestamp_ntz=True)
+    return spark.range(0, len(splits), 1, source.slices(spark)).mapInArrow(partials, schema)
+
+
+def pushed_down(
+    spark: Any,
+    plan: AggregatePlan,
+    *,
+    impl: str,
+    properties: Mapping[str, str],
+    table_id: Sequence[str],
+    version: int | None,
+) -> Any:
+    """The DataFrame computing ``plan`` with partials in the tasks and Spark's final
+    aggregation (nothing run yet): the path for partials too many for the driver."""
+    from pyspark.sql import functions as F
+
+    parts = _partials_frame(spark, plan, _source(impl, properties, table_id, version))
     finals = []
     for index, out in enumerate(plan.outputs):
         p = F.col(f"_p{index}")
@@ -440,6 +405,108 @@ def _final_column(final: Any, out: Output) -> Any:
     return F.col(f"`{out.name.replace('`', '``')}`")
 
 
+def driver_table(spark: Any, plan: AggregatePlan, source: _Source, output: pa.Schema) -> Any:
+    """The view's rows, merged in the driver from partials one Spark stage made; None when
+    the partials passed :data:`DRIVER_ROWS` (the tasks stop early, Spark merges instead)."""
+    if DRIVER_ROWS <= 0:
+        return None
+    handle, splits = source.handle, source.splits
+    slices = source.slices(spark)
+    limit = max(1, DRIVER_ROWS // slices)
+
+    def partials(indices: Iterator[int]) -> Iterator[bytes]:
+        mine = [splits[i] for i in indices]
+        for table in task_partials(handle, plan, mine, limit):
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, table.schema) as stream:
+                stream.write_table(table)
+            yield sink.getvalue().to_pybytes()
+
+    made = spark.sparkContext.parallelize(range(len(splits)), slices)
+    chunks = made.mapPartitions(partials).collect()
+    tables = [pa.ipc.open_stream(chunk).read_all() for chunk in chunks]
+    if any(table.num_columns == 0 for table in tables):
+        return None
+    schema = partial_schema(plan)
+    return final_table(plan, pa.concat_tables(tables or [schema.empty_table()]), output)
+
+
+def _result_type(out: Output) -> pa.DataType:
+    if out.function in ("count", "count_all"):
+        return pa.int64()
+    if out.function == "sum":
+        return pa.int64() if out.spark_type in _INTEGRAL else pa.float64()
+    if out.function == "avg":
+        return pa.float64()
+    return KEY_TYPES[out.spark_type]
+
+
+@dataclass(frozen=True)
+class _Analysed:
+    plan: AggregatePlan
+    output: pa.Schema
+    #: the partials were too many for the driver last time: Spark merges them
+    spark_merges: bool = False
+
+
+#: pushable views this process analysed, by query, backend and source schema (LRU): a
+#: refresh of the same definition over a source of the same schema has the same plan, so
+#: binding and analysing the query again (Spark's analyser, the query guard) is skipped
+_ANALYSED: OrderedDict[tuple[Any, ...], _Analysed] = OrderedDict()
+ANALYSED_MAX = 256
+
+
+def _key(
+    query: str,
+    namespace: Sequence[str],
+    impl: str,
+    properties: Mapping[str, str],
+    ansi: bool,
+    source: Sequence[str],
+    schema: pa.Schema,
+) -> tuple[Any, ...]:
+    settings = json.dumps(dict(properties), sort_keys=True)
+    shape = schema.serialize().to_pybytes()
+    return (query, tuple(namespace), impl, settings, ansi, tuple(source), shape)
+
+
+def _remember(key: tuple[Any, ...], analysed: _Analysed) -> None:
+    _ANALYSED[key] = analysed
+    _ANALYSED.move_to_end(key)
+    while len(_ANALYSED) > ANALYSED_MAX:
+        _ANALYSED.popitem(last=False)
+
+
+def _ansi(spark: Any) -> bool:
+    return str(spark.conf.get("spark.sql.ansi.enabled", "true")).lower() == "true"
+
+
+def _run(
+    spark: Any,
+    key: tuple[Any, ...] | None,
+    analysed: _Analysed,
+    source: _Source,
+    *,
+    impl: str,
+    properties: Mapping[str, str],
+    table_id: Sequence[str],
+    version: int | None,
+) -> Any:
+    """The rows (driver merge) or a DataFrame (Spark merges), remembering which it was."""
+    if not analysed.spark_merges:
+        merged = driver_table(spark, analysed.plan, source, analysed.output)
+        if merged is not None:
+            if key is not None:
+                _remember(key, analysed)
+            return merged
+        _log.info("view partials past %d rows: Spark merges them", DRIVER_ROWS)
+    if key is not None:
+        _remember(key, _Analysed(analysed.plan, analysed.output, spark_merges=True))
+    return pushed_down(
+        spark, analysed.plan, impl=impl, properties=properties, table_id=table_id, version=version
+    )
+
+
 def maybe_pushed_down(
     spark: Any,
     frame: Any,
@@ -447,27 +514,79 @@ def maybe_pushed_down(
     *,
     impl: str,
     properties: Mapping[str, str],
+    query: str | None = None,
+    namespace: Sequence[str] = (),
 ) -> Any:
-    """``frame`` computed with partials in the tasks when its plan has the shape (and the
-    result's columns and types are the plain plan's); else ``frame`` itself."""
+    """``frame``'s result computed with partials in the tasks when its plan has the shape
+    (and the result's columns and types are the plain plan's): a ``pyarrow.Table`` when the
+    driver merged them, else a DataFrame (Spark merges); ``frame`` itself otherwise.
+    Given the view's ``query`` (and the ``namespace`` it was bound in), a pushable plan is
+    remembered for :func:`pushed_again`."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
     if len(sources) != 1:
         return frame
     session = frame.sparkSession
-    ansi = str(session.conf.get("spark.sql.ansi.enabled", "true")).lower() == "true"
+    ansi = _ansi(session)
     plan = recognise(frame, ansi=ansi)
     if plan is None:
         return frame
-    source = sources[0]
-    pushed = pushed_down(
+    output = to_arrow_schema(frame.schema, timezone="UTC")
+    if [f.name for f in output] != [o.name for o in plan.outputs] or any(
+        f.type != _result_type(o) for f, o in zip(output, plan.outputs, strict=True)
+    ):
+        _log.debug("view query not pushed down: the partial plan's types differ")
+        return frame
+    table_id = [str(part) for part in sources[0]["id"]]
+    version = sources[0].get("version")
+    source = _source(impl, properties, table_id, version)
+    key = None
+    if query is not None:
+        key = _key(query, namespace, impl, properties, ansi, table_id, source.schema)
+    return _run(
         session,
-        plan,
+        key,
+        _Analysed(plan, output),
+        source,
         impl=impl,
         properties=properties,
-        table_id=[str(part) for part in source["id"]],
-        version=source.get("version"),
+        table_id=table_id,
+        version=version,
     )
-    plain = [(f.name, f.dataType) for f in frame.schema.fields]
-    if [(f.name, f.dataType) for f in pushed.schema.fields] != plain:
-        _log.debug("view query not pushed down: the partial plan's schema differs")
-        return frame
-    return pushed
+
+
+def pushed_again(
+    spark: Any,
+    query: str,
+    namespace: Sequence[str],
+    table_id: Sequence[str],
+    version: int | None,
+    *,
+    impl: str,
+    properties: Mapping[str, str],
+) -> tuple[Any, int | None] | None:
+    """A view's result computed from the plan this process remembered for ``query`` over
+    a source of the same schema (``version``: the source's, None: its latest), and the
+    source version read; None when there is no such plan (bind and analyse the query)."""
+    if not _ANALYSED:
+        return None
+    try:
+        source = _source(impl, properties, table_id, version)
+    except errors.LanceNamespaceError:  # gone, or no data: binding reports it as it should
+        return None
+    key = _key(query, namespace, impl, properties, _ansi(spark), table_id, source.schema)
+    analysed = _ANALYSED.get(key)
+    if analysed is None:
+        return None
+    read = source.handle.version
+    result = _run(
+        spark,
+        key,
+        analysed,
+        source,
+        impl=impl,
+        properties=properties,
+        table_id=table_id,
+        version=read,
+    )
+    return result, read

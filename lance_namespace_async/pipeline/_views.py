@@ -55,7 +55,7 @@ from .. import errors
 from .._core.base import AsyncLanceNamespace
 from . import _sql_guard, _udfs
 from ._control import JobCancelled, JobControl
-from ._pushdown import maybe_pushed_down
+from ._pushdown import maybe_pushed_down, pushed_again
 from ._view_schema import fits, parse_output_schema
 
 __all__ = [
@@ -475,31 +475,58 @@ def run_refresh(control: JobControl, request: Mapping[str, Any]) -> int:
         described = facade.describe_table({"id": table_id, "load_detailed_metadata": True})
         return described.version if isinstance(described.version, int) else None
 
-    frame, sources = bind_query(
-        control.spark,
-        definition[QUERY_KEY],
-        impl=control.impl,
-        properties=control.properties,
-        namespace=view_id[:-1],
-        latest_version=latest_version,
-        versions=versions,
-    )
-    frame = maybe_pushed_down(
-        control.spark, frame, sources, impl=control.impl, properties=control.properties
-    )
     output = pa.schema([f.remove_metadata() for f in dataset.schema]).remove_metadata()
     kind = definition[KIND_KEY]
-    if kind in _udfs.VIEW_KINDS:  # the client's callable, in Spark's Python workers
-        frame = _udfs.map_rows(frame, json.loads(definition[UDTF_KEY]), output)
-    fits(query_schema(frame), output)
+    query, namespace = definition[QUERY_KEY], view_id[:-1]
+    again = None
+    if kind not in _udfs.VIEW_KINDS and len(recorded) == 1:
+        source = [str(part) for part in recorded[0]["id"]]
+        again = pushed_again(
+            control.spark,
+            query,
+            namespace,
+            source,
+            versions.get(tuple(source)),
+            impl=control.impl,
+            properties=control.properties,
+        )
+    if again is not None:  # a plan this process analysed for this source's schema
+        pushed, read = again
+        sources = [{"id": source, "version": read}]
+    else:
+        frame, sources = bind_query(
+            control.spark,
+            query,
+            impl=control.impl,
+            properties=control.properties,
+            namespace=namespace,
+            latest_version=latest_version,
+            versions=versions,
+        )
+        if kind in _udfs.VIEW_KINDS:  # the client's callable, in Spark's Python workers
+            pushed = _udfs.map_rows(frame, json.loads(definition[UDTF_KEY]), output)
+        else:
+            pushed = maybe_pushed_down(
+                control.spark,
+                frame,
+                sources,
+                impl=control.impl,
+                properties=control.properties,
+                query=query,
+                namespace=namespace,
+            )
+    # the rows when the driver merged pushed-down partials, else the DataFrame to write
+    computed, frame = (pushed, None) if isinstance(pushed, pa.Table) else (None, pushed)
+    fits(query_schema(frame) if computed is None else computed.schema, output)
     metadata = definition_metadata(
         definition[QUERY_KEY], sources, refreshed=True, job_id=control.job_id, kind=kind
     )
     target = _with_metadata(dataset.schema, metadata)
-    frame = frame.select(*[f"`{name.replace('`', '``')}`" for name in output.names])
-    concurrency = request.get("concurrency")
-    if isinstance(concurrency, int) and concurrency > 0:
-        frame = frame.coalesce(concurrency)
+    if frame is not None:
+        frame = frame.select(*[f"`{name.replace('`', '``')}`" for name in output.names])
+        concurrency = request.get("concurrency")
+        if isinstance(concurrency, int) and concurrency > 0:
+            frame = frame.coalesce(concurrency)
     job = JobFiles(handle.location, control.job_id.removeprefix("lna-job-"))
     writer = _Writer(
         handle,
@@ -517,8 +544,11 @@ def run_refresh(control: JobControl, request: Mapping[str, Any]) -> int:
 
     messages: list[Any] = []
     try:
-        rows = frame.mapInArrow(write, "fragments string").collect()
-        messages = [WrittenFragments(json.loads(row["fragments"])) for row in rows]
+        if computed is None:
+            rows = frame.mapInArrow(write, "fragments string").collect()
+            messages = [WrittenFragments(json.loads(row["fragments"])) for row in rows]
+        else:  # a few rows already here: written by this process, no Spark stage
+            messages = [writer.write(iter(computed.select(output.names).to_batches()))]
         control.progress(1, 2)
         control.raise_if_cancelled()
         writer.commit(messages)
