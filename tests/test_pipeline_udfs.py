@@ -624,3 +624,129 @@ def test_a_job_whose_spark_executor_is_killed_is_failed_and_resumes(
     dataset = dir_place.dataset()
     assert dataset.version == added + 5  # the resumed run committed the three left, once each
     assert values(dataset) == {x: 3 * x + 1 for x in range(ROWS)}
+
+
+# -- lance-ns mv create of a UDF view ------------------------------------------------------------
+
+
+def test_the_command_line_creates_udf_views_only_where_the_operator_allows_them(
+    tmp_path: Path, active: SparkSession, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``lance-ns mv create --kind chunker --udtf-pickle FILE`` (the CLI computes the
+    payload's base64 and SHA-256) and ``--udtf-spec FILE`` (the protocol's JSON): refused
+    with code 0 (exit 1) and nothing created unless the operator allows UDFs; allowed, the
+    view is created and its first refresh run (cluster ``active``, this module's session)."""
+    from lance_namespace_async._cli import EXIT_ERROR, EXIT_OK, EXIT_USAGE, main
+
+    root = tmp_path / "root"
+    with lna.connect_sync("dir", {"root": str(root)}) as facade:
+        facade.create_table({"id": ["docs"]}, docs(("a", "red fox"), ("b", "dog")))
+    pickled = tmp_path / "words.pkl"
+    pickled.write_bytes(base64.b64decode(payload(words())))
+    spec_file = tmp_path / "lengths.json"
+    spec_file.write_text(json.dumps(udtf_spec("udtf", lengths())))
+    base = ["--impl", "dir", "--prop", f"root={root}", "-o", "json"]
+    allowed = [
+        *base,
+        "--prop",
+        "pipeline_allow_udfs=true",
+        "--prop",
+        "spark_cluster.default=active",
+    ]
+    query = ["--query", "SELECT k, text FROM docs"]
+    chunker = [*query, "--schema", WORDS, "--kind", "chunker", "--udtf-pickle", str(pickled)]
+    chunker += ["--input-columns", "k,text"]
+
+    assert main(["mv", "create", "words", *chunker, *base]) == EXIT_ERROR
+    assert "pipeline_allow_udfs" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "mv",
+                "create",
+                "sizes",
+                *query,
+                "--schema",
+                LENGTHS,
+                "--udtf-spec",
+                str(spec_file),
+                *base,
+            ]
+        )
+        == EXIT_ERROR
+    )
+    capsys.readouterr()
+    with lna.connect_sync("dir", {"root": str(root)}) as facade:
+        assert facade.list_tables({"id": []}).tables == ["docs"]  # nothing was created
+
+    # bad input is a usage error before anything is sent
+    assert (
+        main(["mv", "create", "w", *query, "--schema", WORDS, "--kind", "chunker", *allowed])
+        == EXIT_USAGE
+    )
+    assert "--udtf-spec or --udtf-pickle" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "mv",
+                "create",
+                "w",
+                *query,
+                "--schema",
+                WORDS,
+                "--kind",
+                "query",
+                "--udtf-pickle",
+                str(pickled),
+                *allowed,
+            ]
+        )
+        == EXIT_USAGE
+    )
+    capsys.readouterr()
+    (tmp_path / "bad.json").write_text("[1]")
+    assert (
+        main(
+            [
+                "mv",
+                "create",
+                "w",
+                *query,
+                "--schema",
+                WORDS,
+                "--udtf-spec",
+                str(tmp_path / "bad.json"),
+                *allowed,
+            ]
+        )
+        == EXIT_USAGE
+    )
+    capsys.readouterr()
+
+    # allowed: created (empty; refreshing a UDF view is tested above, through the API)
+    assert main(["mv", "create", "words", *chunker, "--with-no-data", *allowed]) == EXIT_OK
+    assert (
+        main(
+            [
+                "mv",
+                "create",
+                "sizes",
+                *query,
+                "--schema",
+                LENGTHS,
+                "--udtf-spec",
+                str(spec_file),
+                "--with-no-data",
+                *allowed,
+            ]
+        )
+        == EXIT_OK
+    )
+    capsys.readouterr()
+    place = Place("dir", {"root": str(root), **ALLOWED}, ["docs"])
+    for view, kind, function in (("words", "chunker", words()), ("sizes", "udtf", lengths())):
+        assert read_view(place, [view]) == []
+        described = place.call("describe_table", {"id": [view], "load_detailed_metadata": True})
+        metadata = described.to_dict()["schema"]["metadata"]
+        assert metadata["materialized_view.kind"] == kind
+        assert udtf_spec(kind, function)["udtf_sha"] in json.dumps(metadata)  # the payload kept
