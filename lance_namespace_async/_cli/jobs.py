@@ -100,7 +100,7 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
         backfill.add_argument(f"--{option}", type=_positive_int, metavar="N")
     _add_job_options(backfill)
 
-    jobs = command("jobs", "describe, cancel or wait for a job")
+    jobs = command("jobs", "describe, cancel or wait for a job; prune old job records")
     actions = jobs.add_subparsers(dest="action", metavar="ACTION", required=True)
     for name, text in (
         ("describe", "a job's status and properties"),
@@ -112,6 +112,13 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
         sub.add_argument("--table", metavar="NAME", help="the job's table (optional)")
         if name == "wait":
             sub.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
+    prune = _action(actions, "prune", "delete the records of jobs finished long ago")
+    prune.add_argument(
+        "--older-than-days",
+        type=_positive_float,
+        metavar="DAYS",
+        help="finished more than DAYS ago (default: the backend's job_retention_days, 30)",
+    )
 
 
 def _fields(args: argparse.Namespace, names: tuple[str, ...]) -> dict[str, Any]:
@@ -247,7 +254,23 @@ def _job_ids(args: argparse.Namespace) -> list[str]:
     return [*table, args.job_id]
 
 
+def _positive_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError("must be a number") from None
+    if not 0 < number < float("inf"):
+        raise argparse.ArgumentTypeError("must be > 0")
+    return number
+
+
 async def _jobs(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Output) -> None:
+    if args.action == "prune":
+        from ..pipeline._jobs import prune_jobs
+
+        pruned = await prune_jobs(ns, older_than_days=args.older_than_days)
+        out.result(f"pruned {len(pruned)} job record(s)", {"pruned": pruned})
+        return
     ids = _job_ids(args)
     if args.action == "describe":
         response: Any = await ns.describe_transaction({"id": ids})  # type: ignore[arg-type]
