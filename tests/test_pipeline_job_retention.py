@@ -57,7 +57,7 @@ def record(
 
 
 def store_folder(store: JobStore) -> Path:
-    return Path(store._files.folder)  # type: ignore[union-attr]
+    return Path(store._files.folder)  # the local folder JobStore writes (a local root)
 
 
 def aged(path: Path, days: float) -> None:
@@ -102,7 +102,8 @@ def test_finished_records_past_retention_go_and_the_others_stay(
     for job_id in pruned:
         assert not exists(tmp_path, job_id)
         assert not list(store_folder(store).glob(f"{job_id}.*"))  # cancel, props, lock too
-    assert exists(tmp_path, recent) and exists(tmp_path, running)
+    assert exists(tmp_path, recent)
+    assert exists(tmp_path, running)
     assert not stray.exists()
     assert _jobs.prune(store, 30, 20) == []  # nothing more to do
     assert _jobs.prune(store, 0, 20) == []  # 0 days: keep everything
