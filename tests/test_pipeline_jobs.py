@@ -189,6 +189,34 @@ def test_a_failing_body_is_failed_with_its_typed_error(catalog: Path) -> None:
     assert found["error_type"] == "TableColumnNotFoundError"
 
 
+def test_a_new_job_prunes_finished_records_past_retention(catalog: Path) -> None:
+    """Starting a job deletes up to PRUNED_PER_JOB finished records older than
+    ``job_retention_days`` (and never the new job's own, or a recent one's). Placed
+    before the test that kills the module's driver, so it runs on the warm one."""
+    from lance_namespace_async.pipeline._store import JobStore
+
+    store = JobStore(str(catalog))
+    then = int((time.time() - 40 * 86_400) * 1000)
+    old = f"lna-job-{uuid.uuid4().hex}"
+    store.write(
+        {
+            "job_id": old,
+            "kind": "count_partitions",
+            "table_id": ["t"],
+            "status": "SUCCEEDED",
+            "created_at": then,
+            "heartbeat": then,
+            "finished_at": then,
+        }
+    )
+    os.utime(catalog / "_lna_jobs" / f"{old}.json", (then / 1000, then / 1000))
+    with lna.connect_sync("dir", props(catalog, job_retention_days="30")) as facade:
+        job_id = start(facade, ["t"], slices=1)
+        with pytest.raises(errors.TransactionNotFoundError):
+            describe(facade, old)
+        assert _jobs.wait_for_job_sync(facade, job_id, timeout=180).status == "SUCCEEDED"
+
+
 def describe_status(root: Path, job_id: str) -> str:
     with lna.connect_sync("dir", props(root)) as facade:
         return str(describe(facade, job_id).status)

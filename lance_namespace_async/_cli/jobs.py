@@ -56,8 +56,33 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     create.add_argument(
         "--schema", required=True, metavar="JSON", help="the output schema (JsonArrowSchema)"
     )
-    create.add_argument("--kind", default="query", choices=["query", "udtf", "chunker"])
+    create.add_argument(
+        "--kind",
+        choices=["query", "udtf", "chunker"],
+        help="query (default), or a view mapping the query's rows through a Python callable "
+        "(needs --udtf-spec or --udtf-pickle; refused unless the operator allows UDFs)",
+    )
+    code = create.add_mutually_exclusive_group()
+    code.add_argument(
+        "--udtf-spec",
+        metavar="FILE",
+        help="the view's udtf_spec (the protocol's MaterializedViewUdtfEntry) as JSON "
+        "(- reads stdin)",
+    )
+    code.add_argument(
+        "--udtf-pickle",
+        metavar="FILE",
+        help="the callable pickled with cloudpickle; its base64 and SHA-256 are computed here",
+    )
+    create.add_argument(
+        "--udtf-name", metavar="NAME", help="with --udtf-pickle (default: FILE's stem)"
+    )
+    create.add_argument("--udtf-version", metavar="V", default="1", help="with --udtf-pickle")
+    create.add_argument(
+        "--input-columns", metavar="A,B", help="with --udtf-pickle: the query's columns it reads"
+    )
     create.add_argument("--with-no-data", action="store_true", help="create it empty")
+    _add_wait_options(create)  # the first refresh's job, when not --with-no-data
     refresh = _action(views, "refresh", "recompute a materialized view on Spark (a job)")
     refresh.add_argument("id", metavar="NAME")
     refresh.add_argument("--src-version", type=int, metavar="N")
@@ -75,7 +100,7 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
         backfill.add_argument(f"--{option}", type=_positive_int, metavar="N")
     _add_job_options(backfill)
 
-    jobs = command("jobs", "describe, cancel or wait for a job")
+    jobs = command("jobs", "describe, cancel or wait for a job; prune old job records")
     actions = jobs.add_subparsers(dest="action", metavar="ACTION", required=True)
     for name, text in (
         ("describe", "a job's status and properties"),
@@ -87,6 +112,13 @@ def add_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
         sub.add_argument("--table", metavar="NAME", help="the job's table (optional)")
         if name == "wait":
             sub.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
+    prune = _action(actions, "prune", "delete the records of jobs finished long ago")
+    prune.add_argument(
+        "--older-than-days",
+        type=_positive_float,
+        metavar="DAYS",
+        help="finished more than DAYS ago (default: the backend's job_retention_days, 30)",
+    )
 
 
 def _fields(args: argparse.Namespace, names: tuple[str, ...]) -> dict[str, Any]:
@@ -99,11 +131,14 @@ async def _mv(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Output) -
     if args.action == "create":
         request: dict[str, Any] = {
             "id": identifier,
-            "kind": args.kind,
             "source_query": args.query,
             "output_schema": args.schema,
             "with_no_data": bool(args.with_no_data),
         }
+        spec = _udtf_spec(args)
+        request["kind"] = args.kind or (spec or {}).get("kind") or "query"
+        if spec is not None:
+            request["udtf_spec"] = spec
         response: Any = await ns.create_materialized_view(request)  # type: ignore[arg-type]
         job_id = getattr(response, "job_id", None)
         if isinstance(job_id, str) and job_id and (args.wait or _runs_here(ns)):
@@ -134,6 +169,68 @@ async def _backfill(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Out
     await _started(ns, args, out, shown, response.job_id)
 
 
+#: the most bytes --udtf-spec or --udtf-pickle reads (the payload's own bound is 1 MiB
+#: decoded, checked by the backend; base64 and JSON add a third)
+_MAX_UDTF_FILE_BYTES = 2 * 1024 * 1024
+
+
+def _read_bounded(path: str, what: str) -> bytes:
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(_MAX_UDTF_FILE_BYTES + 1)
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read(_MAX_UDTF_FILE_BYTES + 1)
+    except OSError as exc:
+        raise errors.InvalidInputError(f"{what}: cannot read {path!r}: {exc.strerror}") from None
+    if len(data) > _MAX_UDTF_FILE_BYTES:
+        raise errors.InvalidInputError(f"{what}: {path!r} exceeds {_MAX_UDTF_FILE_BYTES} bytes")
+    return data
+
+
+def _udtf_spec(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The request's ``udtf_spec`` from ``--udtf-spec`` (JSON, as the protocol writes it) or
+    ``--udtf-pickle`` (the pickled callable: base64 and SHA-256 computed here, never
+    unpickled); None for a query view. The backend checks it again and refuses a UDF view
+    (code 0) unless its operator allows UDFs."""
+    import base64
+    import hashlib
+    import json
+    from pathlib import Path
+
+    kind = args.kind
+    if args.udtf_spec is None and args.udtf_pickle is None:
+        if kind in ("udtf", "chunker"):
+            raise errors.InvalidInputError(f"a {kind} view needs --udtf-spec or --udtf-pickle")
+        return None
+    if kind == "query":
+        raise errors.InvalidInputError("a query view takes no --udtf-spec or --udtf-pickle")
+    if args.udtf_spec is not None:
+        try:
+            spec = json.loads(_read_bounded(args.udtf_spec, "--udtf-spec"))
+        except ValueError:
+            raise errors.InvalidInputError("--udtf-spec: the file is not JSON") from None
+        if not isinstance(spec, dict):
+            raise errors.InvalidInputError("--udtf-spec: the file must hold a JSON object")
+        if kind is not None:
+            spec.setdefault("kind", kind)
+        if spec.get("kind") not in ("udtf", "chunker"):
+            raise errors.InvalidInputError("--udtf-spec: its kind must be udtf or chunker")
+        return spec
+    if kind is None:
+        raise errors.InvalidInputError("--udtf-pickle needs --kind udtf or --kind chunker")
+    payload = _read_bounded(args.udtf_pickle, "--udtf-pickle")
+    columns = [c.strip() for c in (args.input_columns or "").split(",") if c.strip()]
+    return {
+        "kind": kind,
+        "udtf": base64.b64encode(payload).decode(),
+        "udtf_sha": hashlib.sha256(payload).hexdigest(),
+        "udtf_name": args.udtf_name or Path(args.udtf_pickle).stem,
+        "udtf_version": args.udtf_version,
+        **({"input_columns": columns} if columns else {}),
+    }
+
+
 def _runs_here(ns: AsyncLanceNamespace) -> bool:
     """Whether a job this command starts runs in this process's Spark driver (a storage
     backend, not ``rest``): the driver is this command's child and stops when it exits,
@@ -157,7 +254,23 @@ def _job_ids(args: argparse.Namespace) -> list[str]:
     return [*table, args.job_id]
 
 
+def _positive_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError("must be a number") from None
+    if not 0 < number < float("inf"):
+        raise argparse.ArgumentTypeError("must be > 0")
+    return number
+
+
 async def _jobs(ns: AsyncLanceNamespace, args: argparse.Namespace, out: _Output) -> None:
+    if args.action == "prune":
+        from ..pipeline._jobs import prune_jobs
+
+        pruned = await prune_jobs(ns, older_than_days=args.older_than_days)
+        out.result(f"pruned {len(pruned)} job record(s)", {"pruned": pruned})
+        return
     ids = _job_ids(args)
     if args.action == "describe":
         response: Any = await ns.describe_transaction({"id": ids})  # type: ignore[arg-type]

@@ -113,6 +113,23 @@ def job_heartbeat_timeout_prop() -> Any:
     )
 
 
+def _retention_days(value: str) -> float:
+    days = float(value.strip())
+    if not days >= 0 or days == float("inf"):
+        raise ValueError("expected a number of days >= 0 (0: keep every record)")
+    return days
+
+
+def job_retention_days_prop() -> Any:
+    """``job_retention_days``: finished job records (under ``<root>/_lna_jobs``) older
+    than this many days are deleted, a few at each new job (30; 0 keeps them all)."""
+    return prop(
+        default=30.0,
+        parse=_retention_days,
+        doc="days a finished job's record is kept (30; 0: for ever)",
+    )
+
+
 def pipeline_allow_udfs_prop() -> Any:
     """``pipeline_allow_udfs``: whether clients may run their own Python code on this
     backend's Spark clusters (``virtual_column`` UDFs, ``udtf``/``chunker`` views). Off

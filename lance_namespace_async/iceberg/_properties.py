@@ -44,6 +44,7 @@ class IcebergConfig(HttpConfig):
     confine_storage: bool = confine_storage_prop()
     spark_clusters: dict[str, str] = pipeline_hook.spark_clusters_prop()
     job_heartbeat_timeout: float = pipeline_hook.job_heartbeat_timeout_prop()
+    job_retention_days: float = pipeline_hook.job_retention_days_prop()
     pipeline_allow_udfs: bool = pipeline_hook.pipeline_allow_udfs_prop()
     table_version_tracking_enabled: bool = table_version_tracking_prop()
     allowed_locations: tuple[str, ...] = allowed_locations_prop()

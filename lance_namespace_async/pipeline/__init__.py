@@ -25,13 +25,14 @@ from typing import TYPE_CHECKING, Any
 from ._control import JobCancelled, JobControl, JobStatus
 
 if TYPE_CHECKING:
-    from ._jobs import JOB_KINDS, start_job, wait_for_job, wait_for_job_sync
+    from ._jobs import JOB_KINDS, prune_jobs, start_job, wait_for_job, wait_for_job_sync
 
 __all__ = [
     "JOB_KINDS",
     "JobCancelled",
     "JobControl",
     "JobStatus",
+    "prune_jobs",
     "start_job",
     "wait_for_job",
     "wait_for_job_sync",
@@ -40,7 +41,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     """The runner's names, imported on first use (``_jobs`` loads the models)."""
-    if name in ("JOB_KINDS", "start_job", "wait_for_job", "wait_for_job_sync"):
+    if name in ("JOB_KINDS", "prune_jobs", "start_job", "wait_for_job", "wait_for_job_sync"):
         from . import _jobs
 
         return getattr(_jobs, name)

@@ -75,6 +75,16 @@ logger = logging.getLogger("lance_namespace_async.pipeline.backfill")
 
 _SOURCE_LOCATION = re.compile(r",\s*/\S+\.rs:\d+:\d+\s*$")
 _COUNTS = ("task_size", "num_frags", "commit_granularity", "concurrency", "checkpoint_size")
+#: the fewest rows per batch a task reads (``checkpoint_size``): each batch is one
+#: DataFusion evaluation and one Python call, so below ~1,000 rows their fixed cost
+#: dominates (1 would evaluate row by row); Lance's default batch is 8,192 rows
+MIN_CHECKPOINT_SIZE: Final = 1024
+#: the most commits one backfill may make: each writes a manifest listing every fragment,
+#: so a tiny ``commit_granularity`` on a table of many fragments writes quadratic bytes
+MAX_COMMITS: Final = 10_000
+#: the largest count a request may give: Spark takes partition counts as Java ints
+MAX_COUNT: Final = 2**31 - 1
+_MINIMUMS: Final = {"checkpoint_size": MIN_CHECKPOINT_SIZE}
 _IGNORED = (
     "intra_applier_concurrency",
     "min_checkpoint_size",
@@ -290,8 +300,11 @@ async def plan_backfill(ns: AsyncLanceNamespace, request: Any) -> dict[str, Any]
         count = _value(request, name)
         if count is None:
             continue
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise errors.InvalidInputError(f"{name} must be an integer >= 1, got {count!r}")
+        least = _MINIMUMS.get(name, 1)
+        if isinstance(count, bool) or not isinstance(count, int) or not least <= count <= MAX_COUNT:
+            raise errors.InvalidInputError(
+                f"{name} must be an integer from {least} to {MAX_COUNT}, got {count!r}"
+            )
         job[name] = count
     where = _value(request, "where")
     if where is not None:
@@ -319,6 +332,14 @@ def _plan(facade: SyncLanceNamespace, job: Mapping[str, Any], version: int | Non
         raise errors.TableColumnNotFoundError(
             f"table {job['id']!r} has no column {column!r}; it has {dataset.schema.names}"
         )
+    granularity = job.get("commit_granularity")
+    if granularity is not None:
+        fragments = min(len(dataset.get_fragments()), job.get("num_frags") or MAX_COUNT)
+        if -(-fragments // granularity) > MAX_COMMITS:
+            raise errors.InvalidInputError(
+                f"commit_granularity {granularity} would make {-(-fragments // granularity)} "
+                f"commits over {fragments} fragments (at most {MAX_COMMITS}): give a larger one"
+            )
     expression = computed_expression(dataset.schema.field(index))
     virtual = virtual_spec(dataset.schema.field(index)) is not None
     if expression is None and not virtual:

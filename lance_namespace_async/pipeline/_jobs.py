@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import socket
 import time
@@ -43,6 +44,8 @@ from ._store import MAX_KEY_CHARS, MAX_VALUE_CHARS, JobStore, valid_job_id
 
 if TYPE_CHECKING:
     from .._core.base import AsyncLanceNamespace
+
+logger = logging.getLogger("lance_namespace_async.pipeline.jobs")
 
 #: the job kinds the runner knows, kind → ``"module:function"`` of its body
 JOB_KINDS: dict[str, str] = {
@@ -74,6 +77,12 @@ RESERVED: Final = frozenset(
     }
 )
 
+#: days a finished job's record is kept unless ``job_retention_days`` says
+DEFAULT_RETENTION_DAYS: Final = 30.0
+#: the most records one new job reads (and deletes) while pruning: starting a job stays
+#: cheap however many records wait, and they go a batch per job
+PRUNED_PER_JOB: Final = 64
+
 _SET_MODES: Final = frozenset({"OVERWRITE", "FAIL", "SKIP"})
 _UNSET_MODES: Final = frozenset({"SKIP", "FAIL"})
 
@@ -100,6 +109,10 @@ def _storage_options(ns: AsyncLanceNamespace) -> dict[str, str]:
 
 def _heartbeat_timeout(ns: AsyncLanceNamespace) -> float:
     return float(getattr(ns.config, "job_heartbeat_timeout", 30.0))
+
+
+def _retention_days(ns: AsyncLanceNamespace) -> float:
+    return float(getattr(ns.config, "job_retention_days", DEFAULT_RETENTION_DAYS))
 
 
 # starting
@@ -135,6 +148,7 @@ async def start_job(
     impl = ns.impl_name
 
     storage_options = _storage_options(ns)
+    retention_days, heartbeat_timeout = _retention_days(ns), _heartbeat_timeout(ns)
 
     def start() -> None:
         store = JobStore(root, storage_options)
@@ -168,9 +182,66 @@ async def start_job(
                 "checkpoints": checkpoints,
             }
         )
+        try:  # the job is on its way: a prune that fails must not fail it
+            prune(store, retention_days, heartbeat_timeout, limit=PRUNED_PER_JOB)
+        except Exception as exc:
+            logger.warning("pruning old job records under %s failed: %s", root, exc)
 
     await asyncio.to_thread(start)
     return job_id
+
+
+# retention
+
+
+def prune(
+    store: JobStore, retention_days: float, heartbeat_timeout: float, *, limit: int | None = None
+) -> list[str]:
+    """Delete the records of jobs that finished more than ``retention_days`` ago; return
+    their ids.
+
+    Only finished jobs go (SUCCEEDED, FAILED, CANCELLED, or a queued or running one whose
+    driver is gone, as :func:`effective` reads it): a job still running is never
+    touched. At most ``limit`` records are read (None: every stale one), oldest first,
+    from one listing; 0 days keeps everything. A pruned job is TransactionNotFound, and
+    its checkpoints are gone: the same request starts afresh."""
+    if retention_days <= 0:
+        return []
+    cutoff_ms = now_ms() - int(retention_days * 86_400_000)
+    jobs, strays = store.stale(cutoff_ms / 1000)
+    pruned: list[str] = []
+    for job_id in jobs[:limit]:
+        try:
+            record = store.read(job_id)
+        except errors.InvalidTableStateError:  # corrupt, and untouched for that long
+            record = None
+        if record is not None:
+            seen = effective(record, store, heartbeat_timeout)
+            if not JobStatus(seen["status"]).finished:
+                continue
+            last = max(int(record.get(key) or 0) for key in ("finished_at", "heartbeat"))
+            if last >= cutoff_ms:
+                continue
+        store.remove(job_id)
+        pruned.append(job_id)
+    for name in strays[: None if limit is None else max(0, limit - len(pruned))]:
+        store.remove_stray(name)
+    return pruned
+
+
+async def prune_jobs(ns: AsyncLanceNamespace, *, older_than_days: float | None = None) -> list[str]:
+    """Delete the records of ``ns``'s jobs finished more than ``older_than_days`` ago
+    (default: the backend's ``job_retention_days``), every one at once; return their
+    ids. Storage backends only: a ``rest`` backend's records live with its server."""
+    if not type(ns).stores_tables:
+        raise errors.UnsupportedOperationError(
+            f"job records live with the {ns.impl_name} backend's server: prune them there"
+        )
+    if older_than_days is not None and not 0 < older_than_days < float("inf"):
+        raise errors.InvalidInputError(f"older_than_days must be > 0, got {older_than_days!r}")
+    days = _retention_days(ns) if older_than_days is None else older_than_days
+    store, timeout = _store(ns), _heartbeat_timeout(ns)
+    return await asyncio.to_thread(prune, store, days, timeout)
 
 
 def _resumable(

@@ -27,6 +27,9 @@ from ._store import JobStore
 HEARTBEAT_SECONDS = 1.0
 #: how much of a failure's message a record keeps
 MAX_MESSAGE_CHARS = 2000
+#: what Spark says when a task's executor side died (a killed or crashed Python worker,
+#: a lost executor): local[N] runs a task once, so the job fails with it
+_EXECUTOR_LOST = ("Python worker exited unexpectedly", "ExecutorLostFailure", "Lost executor")
 
 
 def now_ms() -> int:
@@ -197,6 +200,15 @@ def error_record(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, errors.LanceNamespaceError):
         code = int(exc.code)
         kind = type(exc).__name__
+    elif lost := next((sign for sign in _EXECUTOR_LOST if sign in str(exc)), None):
+        # not the request's fault and not a bug: the job's executor died (killed, out of
+        # memory); the same request again resumes from the job's last commit
+        return {
+            "code": int(errors.ServiceUnavailableError.code),
+            "type": "ServiceUnavailableError",
+            "message": f"a Spark executor of the job was lost ({lost}); "
+            "the same request again resumes from the job's last commit",
+        }
     else:
         code = int(errors.InternalError.code)
         kind = type(exc).__name__

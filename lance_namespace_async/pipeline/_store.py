@@ -85,6 +85,10 @@ class _LocalFiles:
     def exists(self, name: str) -> bool:
         return (self.folder / name).exists()
 
+    def delete(self, name: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.folder / name)
+
     def names(self) -> list[tuple[str, float]]:
         try:
             return [(entry.name, entry.stat().st_mtime) for entry in os.scandir(self.folder)]
@@ -151,6 +155,10 @@ class _S3Files:
         from pyarrow import fs
 
         return bool(self.fs.get_file_info(f"{self.folder}/{name}").type != fs.FileType.NotFound)
+
+    def delete(self, name: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.delete_file(f"{self.folder}/{name}")
 
     def names(self) -> list[tuple[str, float]]:
         from pyarrow import fs
@@ -225,6 +233,45 @@ class JobStore:
             found = self._load(name)
             if found is not None:
                 yield found
+
+    # retention
+
+    def stale(self, before: float) -> tuple[list[str], list[str]]:
+        """``(job ids, stray files)`` last written before ``before`` (seconds since the
+        epoch), oldest first: the jobs whose record may be pruned (a running job's record
+        is stamped every second, so an old one belongs to a finished or dead job), and
+        the files of no record (a crashed write's temp file, a job's side files left
+        by an interrupted prune). One listing; nothing is read."""
+        listed = self._files.names()
+        records = {
+            name.removesuffix(".json")
+            for name, _ in listed
+            if name.endswith(".json") and not name.endswith(".props.json")
+        }
+        jobs: list[tuple[float, str]] = []
+        strays: list[tuple[float, str]] = []
+        for name, mtime in listed:
+            if mtime >= before:
+                continue
+            job_id = name.split(".", 1)[0]
+            if name == f"{job_id}.json" and valid_job_id(job_id):
+                jobs.append((mtime, job_id))
+            elif name.startswith(".tmp-") or (valid_job_id(job_id) and job_id not in records):
+                strays.append((mtime, name))
+        return [job_id for _, job_id in sorted(jobs)], [name for _, name in sorted(strays)]
+
+    def remove(self, job_id: str) -> None:
+        """Delete a job's record, then its cancel request, properties and lock: a reader
+        in between finds no job (TransactionNotFound), never half of one."""
+        for suffix in (".json", ".cancel", ".props.json", ".lock"):
+            self._files.delete(self._name(job_id, suffix))
+
+    def remove_stray(self, name: str) -> None:
+        """Delete a file :meth:`stale` called stray (nothing else: names are checked)."""
+        job_id = name.split(".", 1)[0]
+        if not (name.startswith(".tmp-") or valid_job_id(job_id)) or "/" in name:
+            raise errors.InvalidInputError(f"{name!r} is not a job file")
+        self._files.delete(name)
 
     # cancellation
 

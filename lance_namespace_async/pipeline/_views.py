@@ -375,12 +375,25 @@ async def create_materialized_view(ns: AsyncLanceNamespace, request: Any) -> Any
     return CreateMaterializedViewResponse(version=version, job_id=job_id)
 
 
+#: the fewest rows per written data file a refresh takes: each file is a fragment the
+#: manifest lists and every reader opens, so below ~1,000 rows their fixed cost dominates
+#: (1 would write one file per row); Lance's own default is 1,048,576
+MIN_ROWS_PER_FRAGMENT = 1024
+#: the largest count a request may give: Spark takes partition counts as Java ints
+MAX_COUNT = 2**31 - 1
+#: request fields with a lower bound other than 1
+_MINIMUMS = {"max_rows_per_fragment": MIN_ROWS_PER_FRAGMENT}
+
+
 def _optional_positive(request: Any, name: str, minimum: int = 1) -> int | None:
     value = _given(request, name)
     if value is None:
         return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise errors.InvalidInputError(f"{name} must be an integer >= {minimum}")
+    least = max(minimum, _MINIMUMS.get(name, minimum))
+    if not isinstance(value, int) or isinstance(value, bool) or not least <= value <= MAX_COUNT:
+        raise errors.InvalidInputError(
+            f"{name} must be an integer from {least} to {MAX_COUNT}, got {value!r}"
+        )
     return value
 
 
