@@ -23,14 +23,20 @@ the view from the driver. Tasks stop short when their partials are many
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
-if TYPE_CHECKING:
-    from ._pushdown import AggregatePlan
-
-__all__ = ["final_table", "partial_schema", "partial_specs", "task_partials"]
+__all__ = [
+    "AggregatePlan",
+    "Output",
+    "filter_expression",
+    "final_table",
+    "partial_schema",
+    "partial_specs",
+    "task_partials",
+]
 
 _INTEGRAL = {"byte": pa.int8(), "short": pa.int16(), "integer": pa.int32(), "long": pa.int64()}
 _FLOATING = {"float": pa.float32(), "double": pa.float64()}
@@ -65,6 +71,47 @@ def partial_schema(plan: AggregatePlan) -> pa.Schema:
     fields = [pa.field(f"_g{i}", KEY_TYPES[t]) for i, (_, t) in enumerate(plan.keys)]
     fields += [pa.field(name, partial) for name, _, _, partial in partial_specs(plan)]
     return pa.schema(fields)
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output column: a grouping key, or an aggregate of a column (None: ``*``)."""
+
+    name: str
+    function: str  # "key", "count", "count_all", "sum", "avg", "min", "max"
+    column: str | None
+    spark_type: str  # the input column's Spark type name
+
+
+@dataclass(frozen=True)
+class AggregatePlan:
+    keys: tuple[tuple[str, str], ...]  # (column, Spark type) of each grouping key
+    outputs: tuple[Output, ...]
+    #: (column, Spark type, operator, Python literal) conjuncts; op "not_null" has no literal
+    conditions: tuple[tuple[str, str, str, Any], ...]
+
+
+def filter_expression(plan: AggregatePlan) -> Any:
+    """The plan's conditions as one pyarrow expression for Lance's scan (None: no filter)."""
+    import pyarrow.compute as pc
+
+    expression = None
+    for column, spark_type, operator, value in plan.conditions:
+        field = pc.field(column)
+        if operator == "not_null":
+            term = field.is_valid()
+        else:
+            literal = pc.scalar(pa.scalar(value, KEY_TYPES[spark_type]))
+            term = {
+                "==": field == literal,
+                "!=": field != literal,
+                "<": field < literal,
+                "<=": field <= literal,
+                ">": field > literal,
+                ">=": field >= literal,
+            }[operator]
+        expression = term if expression is None else expression & term
+    return expression
 
 
 # -- the Substrait plan a task hands to Lance --------------------------------------------------
@@ -132,8 +179,6 @@ def fragments_partials(
 ) -> pa.Table:
     """The partials of ``fragment_ids`` (Lance's scan, filter and aggregate in one)."""
     from lance.dataset import ScannerBuilder
-
-    from ._pushdown import filter_expression
 
     fragments = [dataset.get_fragment(i) for i in fragment_ids]
     builder = ScannerBuilder(dataset).with_fragments([f for f in fragments if f is not None])

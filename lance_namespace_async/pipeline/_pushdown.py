@@ -46,7 +46,14 @@ from typing import Any
 import pyarrow as pa
 
 from .. import errors
-from ._partials import KEY_TYPES, final_table, partial_schema, task_partials
+from ._partials import (
+    KEY_TYPES,
+    AggregatePlan,
+    Output,
+    final_table,
+    partial_schema,
+    task_partials,
+)
 
 __all__ = [
     "AggregatePlan",
@@ -82,24 +89,6 @@ _COMPARISONS = {
     "GreaterThanOrEqual": ">=",
 }
 _MIRRORED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
-
-
-@dataclass(frozen=True)
-class Output:
-    """One output column: a grouping key, or an aggregate of a column (None: ``*``)."""
-
-    name: str
-    function: str  # "key", "count", "count_all", "sum", "avg", "min", "max"
-    column: str | None
-    spark_type: str  # the input column's Spark type name
-
-
-@dataclass(frozen=True)
-class AggregatePlan:
-    keys: tuple[tuple[str, str], ...]  # (column, Spark type) of each grouping key
-    outputs: tuple[Output, ...]
-    #: (column, Spark type, operator, Python literal) conjuncts; op "not_null" has no literal
-    conditions: tuple[tuple[str, str, str, Any], ...]
 
 
 # -- reading Spark's plan --------------------------------------------------------------------
@@ -275,29 +264,6 @@ def _recognise(root: dict[str, Any], ansi: bool) -> AggregatePlan:
 
 
 # -- running it ---------------------------------------------------------------------------------
-
-
-def filter_expression(plan: AggregatePlan) -> Any:
-    """The plan's conditions as one pyarrow expression for Lance's scan (None: no filter)."""
-    import pyarrow.compute as pc
-
-    expression = None
-    for column, spark_type, operator, value in plan.conditions:
-        field = pc.field(column)
-        if operator == "not_null":
-            term = field.is_valid()
-        else:
-            literal = pc.scalar(pa.scalar(value, KEY_TYPES[spark_type]))
-            term = {
-                "==": field == literal,
-                "!=": field != literal,
-                "<": field < literal,
-                "<=": field <= literal,
-                ">": field > literal,
-                ">=": field >= literal,
-            }[operator]
-        expression = term if expression is None else expression & term
-    return expression
 
 
 @dataclass(frozen=True)
