@@ -352,3 +352,15 @@ def test_a_second_refresh_reuses_the_analysed_plan(
         )
         assert refresh() == [{"k": 1, "n": 2, "total": 2.0}, {"k": 2, "n": 2, "total": 4.0}]
         assert bound == [query]
+
+
+def test_partials_too_large_for_the_driver_are_merged_by_spark(
+    spark: SparkSession, root: str, src: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Few rows but many bytes (long strings in MIN/MAX): the tasks stop, Spark merges."""
+    monkeypatch.setattr(_pushdown, "DRIVER_BYTES", 1)
+    frame, sources = _bound(spark, root, PUSHABLE[0])
+    pushed = maybe_pushed_down(spark, frame, sources, impl="dir", properties={"root": root})
+    assert not isinstance(pushed, pa.Table)
+    assert pushed is not frame
+    _same(_rows(pushed), _rows(frame))

@@ -194,17 +194,20 @@ def fragments_partials(
 
 
 def task_partials(
-    handle: Any, plan: AggregatePlan, splits: Sequence[Sequence[int]], limit: int | None
+    handle: Any,
+    plan: AggregatePlan,
+    splits: Sequence[Sequence[int]],
+    limit: tuple[int, int] | None,
 ) -> Iterator[pa.Table]:
-    """A task's partials, one table per split; stops (yields an empty marker table without
-    columns) once more than ``limit`` rows were made, when ``limit`` is given."""
+    """A task's partials, one table per split. With ``limit`` (rows, bytes), stops once
+    more were made, yielding an empty marker table (no columns) last."""
     dataset = handle.open()
     encoded = substrait_plan(plan, dataset.schema.names)
-    made = 0
+    rows = size = 0
     for split in splits:
         partials = fragments_partials(dataset, plan, split, encoded)
-        made += partials.num_rows
-        if limit is not None and made > limit:
+        rows, size = rows + partials.num_rows, size + partials.nbytes
+        if limit is not None and (rows > limit[0] or size > limit[1]):
             yield pa.table({})
             return
         yield partials

@@ -8,9 +8,9 @@ fragments, the filter and the partial aggregate to Lance's scanner, which comput
 per-group partials natively (``_partials``), and ships only the partials. The final
 aggregation (sum of counts, sum of sums, min of mins, ...) is Spark's ``Final`` phase,
 done in the driver over the few partials, or as a Spark stage when they are many
-(:data:`DRIVER_ROWS`). A plan analysed once is remembered per query and source schema
-(:func:`pushed_again`), so a refresh of the same view binds nothing again. Results are
-those of the plain plan (see the equality property test).
+(:data:`DRIVER_ROWS`, :data:`DRIVER_BYTES`). A plan analysed once is remembered per
+query and source schema (:func:`pushed_again`), so a refresh of the same view binds
+nothing again. Results are those of the plain plan (see the equality property test).
 
 **The shape** is recognised from Spark's own optimized logical plan of the bound query
 (``toJSON()``), never from the SQL text: ``Aggregate`` over an ``Filter``s and column-only
@@ -76,6 +76,8 @@ TASKS = 0
 #: partial rows (all tasks together) the driver merges itself; past it, Spark merges them
 #: (0: Spark always does)
 DRIVER_ROWS = 4_000_000
+#: and their Arrow bytes (long strings in MIN/MAX make few rows large)
+DRIVER_BYTES = 256 * 1024 * 1024
 
 _INTEGRAL = {"byte": pa.int8(), "short": pa.int16(), "integer": pa.int32(), "long": pa.int64()}
 _FLOATING = {"float": pa.float32(), "double": pa.float64()}
@@ -378,7 +380,7 @@ def driver_table(spark: Any, plan: AggregatePlan, source: _Source, output: pa.Sc
         return None
     handle, splits = source.handle, source.splits
     slices = source.slices(spark)
-    limit = max(1, DRIVER_ROWS // slices)
+    limit = (max(1, DRIVER_ROWS // slices), max(1, DRIVER_BYTES // slices))
 
     def partials(indices: Iterator[int]) -> Iterator[bytes]:
         mine = [splits[i] for i in indices]
