@@ -138,11 +138,21 @@ PUSHABLE = [
     "SELECT k, COUNT(*) AS n FROM src WHERE i > 1.5 GROUP BY k",
 ]
 
+#: pushable, with an ORDER BY of unique output columns: the order is compared too
+ORDERED = [
+    "SELECT k, SUM(i) AS si FROM src GROUP BY k ORDER BY k",
+    "SELECT s, b, COUNT(*) AS n, MAX(l) AS ml FROM src GROUP BY s, b"
+    " ORDER BY s DESC NULLS LAST, b ASC NULLS LAST",
+    "SELECT k AS key, MIN(s) AS ms FROM src WHERE i > 0 GROUP BY k ORDER BY key DESC",
+]
+
 NOT_PUSHABLE = [
+    "SELECT k, SUM(d) AS sd FROM src GROUP BY k ORDER BY sd",
+    "SELECT k, COUNT(*) AS n FROM src GROUP BY k ORDER BY SUM(i)",
+    "SELECT k, COUNT(*) AS n FROM src GROUP BY k SORT BY k",
     "SELECT k, SUM(i) + 1 AS si FROM src GROUP BY k",
     "SELECT k, COUNT(DISTINCT i) AS n FROM src GROUP BY k",
     "SELECT k, SUM(i) AS si FROM src GROUP BY k HAVING SUM(i) > 0",
-    "SELECT k, SUM(i) AS si FROM src GROUP BY k ORDER BY k",
     "SELECT k, MAX(d) AS md FROM src GROUP BY k",
     "SELECT k, COUNT(*) AS n FROM src WHERE i > 1 OR i < -1 GROUP BY k",
     "SELECT k, COUNT(*) AS n FROM src WHERE d > 0.5 GROUP BY k",
@@ -179,6 +189,22 @@ def test_pushed_down_equals_spark(
     assert merged_by_spark is not frame
     assert _schema(merged_by_spark) == _schema(frame)
     _same(_rows(merged_by_spark), _rows(frame))
+
+
+@pytest.mark.parametrize("query", ORDERED)
+def test_an_order_by_is_kept(
+    spark: SparkSession, root: str, src: str, query: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Merged in the driver or by Spark, the rows come in the query's order."""
+    frame, sources = _bound(spark, root, query)
+    assert recognise(frame, ansi=True) is not None
+    expected = [tuple(row) for row in frame.collect()]
+    pushed = maybe_pushed_down(spark, frame, sources, impl="dir", properties={"root": root})
+    assert isinstance(pushed, pa.Table)
+    assert [tuple(row.values()) for row in pushed.to_pylist()] == expected
+    monkeypatch.setattr(_pushdown, "DRIVER_ROWS", 0)
+    merged = maybe_pushed_down(spark, frame, sources, impl="dir", properties={"root": root})
+    assert [tuple(row) for row in merged.collect()] == expected
 
 
 @pytest.mark.parametrize("query", NOT_PUSHABLE)

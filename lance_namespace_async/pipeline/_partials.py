@@ -89,6 +89,8 @@ class AggregatePlan:
     outputs: tuple[Output, ...]
     #: (column, Spark type, operator, Python literal) conjuncts; op "not_null" has no literal
     conditions: tuple[tuple[str, str, str, Any], ...]
+    #: the query's ORDER BY: (output name, ascending, nulls first) of each sort key
+    order: tuple[tuple[str, bool, bool], ...] = ()
 
 
 def filter_expression(plan: AggregatePlan) -> Any:
@@ -284,6 +286,23 @@ def final_table(plan: AggregatePlan, partials: pa.Table, output: pa.Schema) -> p
             positive = pc.greater(pc.fill_null(count, 0), 0)
             value = pc.if_else(positive, pc.divide(value, pc.cast(count, pa.float64())), None)
         columns.append(value)
-    return pa.Table.from_arrays(
+    table = pa.Table.from_arrays(
         [c.cast(f.type) for c, f in zip(columns, output, strict=True)], schema=output
     )
+    return _sorted(table, plan.order) if plan.order else table
+
+
+def _sorted(table: pa.Table, order: Sequence[tuple[str, bool, bool]]) -> pa.Table:
+    """``table`` in the query's ORDER BY. Each key's nulls go first or last on their own
+    (pyarrow places nulls once for all keys): a key sorts after a flag of its nulls."""
+    import pyarrow.compute as pc
+
+    flagged = table
+    keys: list[tuple[str, str]] = []
+    for index, (name, ascending, nulls_first) in enumerate(order):
+        flag = f"__lna_null_{index}"
+        flagged = flagged.append_column(flag, pc.is_null(table.column(name)))
+        keys.append((flag, "descending" if nulls_first else "ascending"))
+        keys.append((name, "ascending" if ascending else "descending"))
+    indices = pc.sort_indices(flagged, sort_keys=keys)
+    return table.take(indices)

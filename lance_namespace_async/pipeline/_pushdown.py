@@ -21,8 +21,9 @@ columns, ``MIN``/``MAX`` of integral or string columns (Spark and Arrow both ord
 by their UTF-8 bytes; floating MIN/MAX is left to Spark, whose NaN ordering Arrow does not
 share), none ``DISTINCT`` or with ``FILTER``; the filter is ``AND``-ed comparisons
 (``= <> < <= > >=``) of an integral, boolean or string column with a literal, and
-``IS NOT NULL``. Anything else (joins, HAVING, ORDER BY, expressions, casts on columns,
-decimals, timestamps) takes the plain plan.
+``IS NOT NULL``; an ``ORDER BY`` of output columns (not floating ones: Spark's NaN
+ordering is its own) is applied to the result. Anything else (joins, HAVING, expressions,
+casts on columns, decimals, timestamps) takes the plain plan.
 
 **Semantics kept.** ``SUM`` of integers is summed in the tasks as ``decimal(38,0)`` (no
 silent wrap) and checked against ``bigint`` by the final step, which under ANSI mode
@@ -235,7 +236,25 @@ def recognise(frame: Any, *, ansi: bool) -> AggregatePlan | None:
         return None
 
 
+def _sort_key(node: dict[str, Any]) -> tuple[str, str, bool, bool]:
+    """(output name, Spark type, ascending, nulls first) of one ORDER BY key."""
+    if _kind(node, _EXPR) != "SortOrder":
+        raise _NotPushable(f"a sort key {node.get('class')}")
+    name, spark_type = _attribute(node["_children"][0])
+    if spark_type in _FLOATING:  # Spark's NaN ordering is not pyarrow's
+        raise _NotPushable("ORDER BY a floating column")
+    ascending = str(node["direction"].get("object", "")).endswith("Ascending$")
+    nulls_first = str(node["nullOrdering"].get("object", "")).endswith("NullsFirst$")
+    return name, spark_type, ascending, nulls_first
+
+
 def _recognise(root: dict[str, Any], ansi: bool) -> AggregatePlan:
+    order: tuple[tuple[str, str, bool, bool], ...] = ()
+    if _kind(root, _PLAN) == "Sort":
+        if not root.get("global"):
+            raise _NotPushable("a sort within partitions")
+        order = tuple(_sort_key(_expression(key)) for key in root["order"])
+        (root,) = root["_children"]
     if _kind(root, _PLAN) != "Aggregate":
         raise _NotPushable(f"the plan's top is {root.get('class')}")
     keys = tuple(_attribute(_expression(e)) for e in root["groupingExpressions"])
@@ -262,7 +281,12 @@ def _recognise(root: dict[str, Any], ansi: bool) -> AggregatePlan:
     (leaf,) = node["_children"]
     if _kind(leaf, _PLAN) != "Range":
         raise _NotPushable("the source is not our reader")
-    return AggregatePlan(keys, outputs, conditions)
+    named = [out.name for out in outputs]
+    for name, _, _, _ in order:
+        if named.count(name) != 1:
+            raise _NotPushable(f"ORDER BY {name!r}, not one output column")
+    sort = tuple((name, ascending, nulls) for name, _, ascending, nulls in order)
+    return AggregatePlan(keys, outputs, conditions, sort)
 
 
 # -- running it ---------------------------------------------------------------------------------
@@ -356,12 +380,22 @@ def pushed_down(
             finals.append(F.when(n > 0, total / n.cast("double")).alias(out.name))
         else:
             finals.append((F.min(p) if out.function == "min" else F.max(p)).alias(out.name))
-    if plan.keys:
-        grouped = parts.groupBy(*[f"_g{i}" for i in range(len(plan.keys))])
-        return grouped.agg(
-            *[f for f, o in zip(finals, plan.outputs, strict=True) if o.function != "key"]
-        ).select(*[_final_column(f, o) for f, o in zip(finals, plan.outputs, strict=True)])
-    return parts.agg(*finals)
+    if not plan.keys:
+        return parts.agg(*finals)
+    grouped = parts.groupBy(*[f"_g{i}" for i in range(len(plan.keys))])
+    merged = grouped.agg(
+        *[f for f, o in zip(finals, plan.outputs, strict=True) if o.function != "key"]
+    ).select(*[_final_column(f, o) for f, o in zip(finals, plan.outputs, strict=True)])
+    if not plan.order:
+        return merged
+    keys = []
+    for name, ascending, nulls_first in plan.order:
+        column = F.col(f"`{name.replace('`', '``')}`")
+        if ascending:
+            keys.append(column.asc_nulls_first() if nulls_first else column.asc_nulls_last())
+        else:
+            keys.append(column.desc_nulls_first() if nulls_first else column.desc_nulls_last())
+    return merged.orderBy(*keys)
 
 
 def _final_column(final: Any, out: Output) -> Any:
