@@ -20,6 +20,12 @@ Contenders, each on a fresh copy of the table, each in a process of its own:
   long-lived driver; it replaces the column's files with equal ones). The ratios use
   the warm run; both are shown.
 
+``--repeat N`` times the warm run N times and shows the best (the machine is shared);
+``--executor-env LANCE_CPU_THREADS=<cores>`` gives the tasks' Lance pools the machine's width
+(our rule, ``spark/_threads.py``, off) to compare; ``--commit-granularity 3`` shows what the
+overlapping commit groups buy (a group of 3 fragments is a 2-fragment and a 1-fragment task
+on 2 cores).
+
 Measured: wall seconds, and CPU seconds of the process and every descendant (the JVM,
 its Python workers), read from /proc, since the machine is shared. The job reports where
 its time goes: tasks (read + DataFusion + write, on the executors), commits.
