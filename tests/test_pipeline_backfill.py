@@ -231,6 +231,73 @@ def test_read_version_and_num_frags_bound_what_is_filled(
     assert values(dataset) == wanted  # the first three fragments of version `added` only
 
 
+# -- groups without barriers, tasks sized to their cores ------------------------------------------
+
+
+def test_the_next_groups_spark_job_runs_while_a_group_commits_and_commits_stay_in_order(
+    dir_place: Place, spark: SparkSession
+) -> None:
+    added = dir_place.add()
+    tracker = spark.sparkContext.statusTracker()
+    seen_at_first_commit: list[list[int]] = []
+    versions: list[int] = []
+
+    def after_commit(state: Any) -> None:
+        versions.append(dir_place.dataset().version)
+        if seen_at_first_commit:
+            return
+        deadline = time.monotonic() + 10  # its thread submits it without waiting for ours
+        while time.monotonic() < deadline:
+            jobs = list(tracker.getJobIdsForGroup("lna-job-test-1"))
+            if jobs:
+                break
+            time.sleep(0.05)
+        seen_at_first_commit.append(jobs)
+
+    control = dir_place.control(spark, on_checkpoint=after_commit)
+    try:
+        version = backfill.run_backfill(control, dir_place.plan(commit_granularity=2))
+    finally:
+        control.close()
+    assert seen_at_first_commit[0], "group 1's Spark job was not submitted before group 0's commit"
+    assert versions == [added + 1, added + 2, added + 3] == [*versions[:2], version]
+    dataset = dir_place.dataset()
+    assert values(dataset) == expected(dataset)
+    for index, group in enumerate([[0, 1], [2, 3], [4]]):  # one DataReplacement per group
+        replaced = {
+            fragment.fragment_id
+            for fragment in lance.dataset(dataset.uri, version=added + 1 + index).get_fragments()
+            if any(f.path.startswith("bf-") for f in fragment.data_files())
+        }
+        assert replaced == set(range(group[-1] + 1))
+
+
+def test_a_task_sizes_lances_pool_to_its_cores_unless_the_operator_did(
+    spark: SparkSession,
+) -> None:
+    from lance_namespace_async.spark._threads import CPU_THREADS, size_lance_pools
+
+    def in_a_task(preset: str | None) -> str | None:  # local: pickled whole for the worker
+        """LANCE_CPU_THREADS after size_lance_pools, the worker's own value restored."""
+        before = os.environ.pop(CPU_THREADS, None)
+        try:
+            if preset is not None:
+                os.environ[CPU_THREADS] = preset  # as spark.executorEnv would set it
+            size_lance_pools()
+            return os.environ.get(CPU_THREADS)
+        finally:
+            os.environ.pop(CPU_THREADS, None)
+            if before is not None:
+                os.environ[CPU_THREADS] = before
+
+    cpus = spark.sparkContext.getConf().get("spark.task.cpus", "1")
+    run = spark.sparkContext.parallelize([None, "7"], 2).map(in_a_task)
+    assert run.collect() == [cpus, "7"]
+    before = os.environ.get(CPU_THREADS)
+    size_lance_pools()  # outside a task (the driver): nothing changes
+    assert os.environ.get(CPU_THREADS) == before
+
+
 # -- cancellation, resumption, concurrent writers ------------------------------------------------
 
 

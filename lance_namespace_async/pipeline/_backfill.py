@@ -30,14 +30,17 @@ reads), ``cluster`` (the runner's). ``branch`` is refused (main only);
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import json
 import logging
 import re
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio.to_thread
@@ -63,6 +66,8 @@ ALLOW_UDFS: Final = "pipeline_allow_udfs"
 JOB_KIND: Final = "backfill_columns"
 #: fragments one commit replaces unless the request says
 DEFAULT_COMMIT_GRANULARITY: Final = 16
+#: commit groups whose Spark jobs run at once (the one to commit next and those after it)
+LOOKAHEAD: Final = 2
 #: checkpoint key: the ids of the fragments already committed, comma-separated
 DONE: Final = "backfill_fragments_done"
 #: checkpoint key: the version the job reads (a resumed run reads the same rows)
@@ -377,7 +382,11 @@ def run_backfill(control: JobControl, request: Mapping[str, Any]) -> int:
     ``request`` is the job's (see :func:`alter_table_backfill_columns`): ``id``,
     ``column``, ``expression``, optional ``read_version``, ``where`` and counts (without
     ``read_version``: the one an earlier run checkpointed, else the latest).
-    Returns the version of the last commit (the current one when nothing was left)."""
+    Returns the version of the last commit (the current one when nothing was left).
+
+    The groups' Spark jobs overlap (:class:`_GroupJobs`, :data:`LOOKAHEAD` at once): the
+    next group's tasks take the cores the current group's last task and its commit
+    leave idle. Commits stay one per group, in order, each followed by its checkpoint."""
     started = time.perf_counter()
     timings = {"planning": 0.0, "tasks": 0.0, "commits": 0.0, "groups": 0.0}
     facade = control.namespace()
@@ -410,16 +419,19 @@ def run_backfill(control: JobControl, request: Mapping[str, Any]) -> int:
     tag = f"bf-{uuid.uuid4().hex[:12]}-"  # names this run's files, to clean up after it
     committed: set[str] = set()
     fill = functools.partial(_fill_fragments, spec, tag)
+    # default: a group spread evenly over the cluster's cores, one task each
+    cores = max(1, int(context.defaultParallelism))
+    groups = list(_chunks(todo, per_commit))
+    jobs = _GroupJobs(control, context, fill)
     try:
-        for index, group in enumerate(_chunks(todo, per_commit)):
+        for index, group in enumerate(groups):
             control.raise_if_cancelled()
-            # default: the group spread evenly over the cluster's cores, one task each
-            size = per_task or -(-len(group) // max(1, int(context.defaultParallelism)))
-            tasks = list(_chunks(group, size))
-            slices = min(len(tasks), int(concurrency)) if concurrency else len(tasks)
+            for ahead in range(index, min(index + LOOKAHEAD, len(groups))):
+                size = per_task or -(-len(groups[ahead]) // cores)
+                tasks = list(_chunks(groups[ahead], size))
+                jobs.submit(ahead, tasks, min(len(tasks), int(concurrency or len(tasks))))
             step = time.perf_counter()
-            rdd = context.parallelize(tasks, slices).map(fill)
-            written = [pair for pairs in _collect(control, rdd, index) for pair in pairs]
+            written = jobs.result(index)
             timings["tasks"] += time.perf_counter() - step
             step = time.perf_counter()
             version = _commit(facade, table_id, read_version, written)
@@ -432,54 +444,102 @@ def run_backfill(control: JobControl, request: Mapping[str, Any]) -> int:
             )
             control.progress(len(done.intersection(fragments)), total)
     except BaseException:
+        jobs.stop()  # no task of this run still writing when its files are deleted
         _delete_uncommitted(facade, table_id, tag, committed)
         raise
+    finally:
+        jobs.close()
     LAST_TIMINGS.clear()
     LAST_TIMINGS.update(timings)
     logger.info("backfill %s of %s: %s", control.job_id, table_id, timings)
     return version
 
 
-def _collect(control: JobControl, rdd: Any, index: int) -> list[Any]:
-    """``rdd.collect()`` in a Spark job group that a cancellation stops mid-way.
+class _GroupJobs:
+    """The Spark jobs of one run's commit groups, each in a job group of its own.
 
-    A watcher polls the job's cancellation while the tasks run and cancels the group
-    (tasks interrupted); the body then raises JobCancelled, and the run's files that no
-    commit took are deleted by the caller."""
-    import threading
+    Each job is submitted from a thread of its own (Spark runs a driver's concurrent jobs;
+    FIFO scheduling gives the earlier group's tasks the cores first), so the driver
+    commits a group while the next one computes. A watcher polls the job's cancellation
+    (and :meth:`stop`) and cancels every group submitted so far, again each time: a job
+    may be submitted after the cancel. A cancelled job's tasks are interrupted."""
 
-    from ._control import JobCancelled
+    def __init__(self, control: JobControl, context: Any, fill: Callable[[list[int]], Any]) -> None:
+        from concurrent.futures import ThreadPoolExecutor
 
-    context = rdd.context
-    group = f"{control.job_id}-{index}"
-    context.setJobGroup(group, f"backfill {control.job_id} group {index}", True)
-    finished = threading.Event()
+        self._control, self._context, self._fill = control, context, fill
+        self._pool = ThreadPoolExecutor(LOOKAHEAD, thread_name_prefix=f"{control.job_id}-group")
+        self._futures: dict[int, Future[list[Any]]] = {}
+        self._stopping = threading.Event()
+        self._finished = threading.Event()
+        self._watcher = threading.Thread(
+            target=self._watch, name=f"cancel-{control.job_id}", daemon=True
+        )
+        self._watcher.start()
 
-    def watch() -> None:  # again each time: the job may be submitted after a cancel
-        while not finished.is_set():
-            if control.is_cancelled():
-                context.cancelJobGroup(group)
-            finished.wait(0.2)
+    def _group(self, index: int) -> str:
+        return f"{self._control.job_id}-{index}"
 
-    watcher = threading.Thread(target=watch, name=f"cancel-{group}", daemon=True)
-    watcher.start()
-    try:
-        found: list[Any] = rdd.collect()
-        control.raise_if_cancelled()  # finished anyway: still nothing more is committed
-        return found
-    except JobCancelled:
-        raise
-    except Exception as exc:
-        if control.is_cancelled():
-            _wait_until_stopped(context, group)  # no task still writing when we clean up
-            raise JobCancelled(f"job {control.job_id} was cancelled") from None
-        typed = _udfs.typed_task_error(exc)  # a UDF's failure, as its task named it
-        if typed is not None:
-            raise typed from None
-        raise
-    finally:
-        finished.set()
-        watcher.join()
+    def submit(self, index: int, tasks: list[list[int]], slices: int) -> None:
+        """Start group ``index``'s job (``tasks``: fragment ids per task), once."""
+        from pyspark import inheritable_thread_target
+
+        if index in self._futures:
+            return
+
+        def run() -> list[Any]:
+            if self._stopping.is_set():
+                return []
+            context = self._context
+            context.setJobGroup(
+                self._group(index), f"backfill {self._control.job_id} group {index}", True
+            )
+            found: list[Any] = context.parallelize(tasks, slices).map(self._fill).collect()
+            return found
+
+        inherit = inheritable_thread_target(self._control.spark)  # the caller's local properties
+        self._futures[index] = self._pool.submit(inherit(run))
+
+    def result(self, index: int) -> list[tuple[int, str]]:
+        """Group ``index``'s written files (waits for its job); typed when it failed."""
+        from ._control import JobCancelled
+
+        try:
+            found = self._futures[index].result()
+            self._control.raise_if_cancelled()  # finished anyway: nothing more is committed
+        except JobCancelled:
+            raise
+        except Exception as exc:
+            if self._control.is_cancelled():
+                self.stop()
+                raise JobCancelled(f"job {self._control.job_id} was cancelled") from None
+            typed = _udfs.typed_task_error(exc)  # a UDF's failure, as its task named it
+            if typed is not None:
+                raise typed from None
+            raise
+        return [pair for pairs in found for pair in pairs]
+
+    def _watch(self) -> None:
+        while not self._finished.is_set():
+            if self._stopping.is_set() or self._control.is_cancelled():
+                for index in list(self._futures):
+                    self._context.cancelJobGroup(self._group(index))
+            self._finished.wait(0.2)
+
+    def stop(self) -> None:
+        """Cancel every submitted job and wait (bounded) until none of its tasks runs."""
+        self._stopping.set()
+        for index, future in list(self._futures.items()):
+            self._context.cancelJobGroup(self._group(index))
+            # stopped on purpose: the run's own error is the one raised
+            with contextlib.suppress(BaseException):
+                future.result(timeout=60)
+            _wait_until_stopped(self._context, self._group(index))
+
+    def close(self) -> None:
+        self._finished.set()
+        self._watcher.join()
+        self._pool.shutdown(wait=True)
 
 
 def _wait_until_stopped(context: Any, group: str, *, timeout: float = 60.0) -> None:
@@ -587,6 +647,9 @@ def _fill_fragments(spec_text: str, tag: str, fragment_ids: list[int]) -> list[t
 
     Returns ``(fragment id, data file name)`` pairs; the driver commits them. A fragment
     gone from the read version (never, unless the request was edited) is skipped."""
+    from ..spark._threads import size_lance_pools
+
+    size_lance_pools()  # before Lance's runtime first starts in this worker
     import lance
 
     from ..spark._table import cached_namespace

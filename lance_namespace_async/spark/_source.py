@@ -34,6 +34,7 @@ from ._filters import to_lance_filter
 from ._job_files import JobFiles, delete_data_files
 from ._options import SourceOptions
 from ._table import TableHandle, cached_namespace, storage_options_of
+from ._threads import size_lance_pools
 
 __all__ = ["LanceNamespaceDataSource"]
 
@@ -226,6 +227,7 @@ class LanceNamespaceReader(DataSourceReader):
         fragment_ids: list[int] = partition.value
         if not fragment_ids:
             return
+        size_lance_pools()
         dataset = self.handle.open()
         scanner = dataset.scanner(
             columns=self.columns,
@@ -346,6 +348,7 @@ class _Writer(DataSourceArrowWriter):
         """Task side: write this task's rows as new fragments (not yet in any version)."""
         if self.skip or self.target is None:
             return WrittenFragments()
+        size_lance_pools()
         import lance.fragment
 
         reader = pa.RecordBatchReader.from_batches(
