@@ -203,6 +203,9 @@ def task_partials(
 ) -> Iterator[pa.Table]:
     """A task's partials, one table per split. With ``limit`` (rows, bytes), stops once
     more were made, yielding an empty marker table (no columns) last."""
+    from ..spark._threads import size_lance_pools
+
+    size_lance_pools()  # Lance's aggregate gets the task's cores, as every task of ours
     dataset = handle.open()
     encoded = substrait_plan(plan, dataset.schema.names)
     rows = size = 0

@@ -8,8 +8,8 @@ executor, 32 tasks x 32 threads), and even ``local[1]`` spreads over every core 
 machine whatever Spark was told it may use.
 
 :func:`size_lance_pools` runs first in every task of ours that uses Lance (the backfill's,
-the Spark data source's reads and writes): before Lance's runtime starts in that Python
-worker, it sets ``LANCE_CPU_THREADS`` to the task's cores. An operator's own value wins
+the Spark data source's reads and writes, an aggregate view's partials): before Lance's
+runtime starts in that Python worker, it sets ``LANCE_CPU_THREADS`` to the task's cores. An operator's own value wins
 (``spark.executorEnv.LANCE_CPU_THREADS`` on a cluster, or the worker's environment), and
 so does a runtime an earlier task in the worker already started (pylance reads the
 variable once per process). ``LANCE_IO_THREADS`` (I/O parallelism, not CPU) is left as
