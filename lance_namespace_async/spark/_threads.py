@@ -9,11 +9,11 @@ machine whatever Spark was told it may use.
 
 :func:`size_lance_pools` runs first in every task of ours that uses Lance (the backfill's,
 the Spark data source's reads and writes, an aggregate view's partials): before Lance's
-runtime starts in that Python worker, it sets ``LANCE_CPU_THREADS`` to the task's cores. An operator's own value wins
-(``spark.executorEnv.LANCE_CPU_THREADS`` on a cluster, or the worker's environment), and
-so does a runtime an earlier task in the worker already started (pylance reads the
-variable once per process). ``LANCE_IO_THREADS`` (I/O parallelism, not CPU) is left as
-pylance sets it.
+runtime starts in that Python worker, it sets ``LANCE_CPU_THREADS`` to the task's cores.
+An operator's own value wins (``spark.executorEnv.LANCE_CPU_THREADS`` on a cluster, or
+the worker's environment), and so does a runtime an earlier task in the worker already
+started (pylance reads the variable once per process). ``LANCE_IO_THREADS`` (I/O
+parallelism, not CPU) is left as pylance sets it.
 """
 
 from __future__ import annotations
