@@ -62,25 +62,48 @@ def nothing_started(root: Path, version: int) -> None:
     assert not (root / "_lna_jobs").exists()
 
 
+REFRESH = ("refresh_materialized_view", {"id": ["t"]})
+BACKFILL = ("alter_table_backfill_columns", {"id": ["t"], "column": "y"})
+
+
 @pytest.mark.parametrize(
-    ("field", "value", "least"),
+    ("operation", "field", "value", "least"),
     [
-        ("max_rows_per_fragment", 1, views.MIN_ROWS_PER_FRAGMENT),
-        ("max_rows_per_fragment", views.MIN_ROWS_PER_FRAGMENT - 1, views.MIN_ROWS_PER_FRAGMENT),
-        ("max_rows_per_fragment", JAVA_INT_MAX + 1, views.MIN_ROWS_PER_FRAGMENT),
-        ("concurrency", 0, 1),
-        ("concurrency", JAVA_INT_MAX + 1, 1),
+        (REFRESH, "max_rows_per_fragment", 1, views.MIN_ROWS_PER_FRAGMENT),
+        (
+            REFRESH,
+            "max_rows_per_fragment",
+            views.MIN_ROWS_PER_FRAGMENT - 1,
+            views.MIN_ROWS_PER_FRAGMENT,
+        ),
+        (REFRESH, "max_rows_per_fragment", JAVA_INT_MAX + 1, views.MIN_ROWS_PER_FRAGMENT),
+        (REFRESH, "concurrency", 0, 1),
+        (REFRESH, "concurrency", JAVA_INT_MAX + 1, 1),
+        (BACKFILL, "checkpoint_size", 1, backfill.MIN_CHECKPOINT_SIZE),
+        (
+            BACKFILL,
+            "checkpoint_size",
+            backfill.MIN_CHECKPOINT_SIZE - 1,
+            backfill.MIN_CHECKPOINT_SIZE,
+        ),
+        (BACKFILL, "task_size", 0, 1),
+        (BACKFILL, "num_frags", 0, 1),
+        (BACKFILL, "commit_granularity", 0, 1),
+        (BACKFILL, "concurrency", JAVA_INT_MAX + 1, 1),
+        (BACKFILL, "task_size", JAVA_INT_MAX + 1, 1),
     ],
+    ids=lambda v: v[0] if isinstance(v, tuple) else str(v),
 )
-def test_a_refresh_outside_the_bounds_is_refused_and_starts_nothing(
-    root: Path, field: str, value: int, least: int
+def test_a_job_request_outside_the_bounds_is_refused_and_starts_nothing(
+    root: Path, operation: tuple[str, dict[str, Any]], field: str, value: int, least: int
 ) -> None:
     version = lance.dataset(str(root / "t.lance")).version
+    name, request = operation
     with pytest.raises(
         errors.InvalidInputError,
         match=rf"{field} must be an integer from {least} to {JAVA_INT_MAX}",
     ):
-        call(root, "refresh_materialized_view", {"id": ["t"], field: value})
+        call(root, name, {**request, field: value})
     nothing_started(root, version)
 
 
@@ -92,30 +115,6 @@ def test_a_refresh_at_the_minimum_passes_the_bounds(root: Path) -> None:
             "refresh_materialized_view",
             {"id": ["t"], "max_rows_per_fragment": views.MIN_ROWS_PER_FRAGMENT, "concurrency": 1},
         )
-
-
-@pytest.mark.parametrize(
-    ("field", "value", "least"),
-    [
-        ("checkpoint_size", 1, backfill.MIN_CHECKPOINT_SIZE),
-        ("checkpoint_size", backfill.MIN_CHECKPOINT_SIZE - 1, backfill.MIN_CHECKPOINT_SIZE),
-        ("task_size", 0, 1),
-        ("num_frags", 0, 1),
-        ("commit_granularity", 0, 1),
-        ("concurrency", JAVA_INT_MAX + 1, 1),
-        ("task_size", JAVA_INT_MAX + 1, 1),
-    ],
-)
-def test_a_backfill_outside_the_bounds_is_refused_and_starts_nothing(
-    root: Path, field: str, value: int, least: int
-) -> None:
-    version = lance.dataset(str(root / "t.lance")).version
-    with pytest.raises(
-        errors.InvalidInputError,
-        match=rf"{field} must be an integer from {least} to {JAVA_INT_MAX}",
-    ):
-        call(root, "alter_table_backfill_columns", {"id": ["t"], "column": "y", field: value})
-    nothing_started(root, version)
 
 
 def test_a_backfill_at_the_minimums_is_planned(root: Path) -> None:

@@ -659,89 +659,27 @@ def test_the_command_line_creates_udf_views_only_where_the_operator_allows_them(
 
     assert main(["mv", "create", "words", *chunker, *base]) == EXIT_ERROR
     assert "pipeline_allow_udfs" in capsys.readouterr().err
-    assert (
-        main(
-            [
-                "mv",
-                "create",
-                "sizes",
-                *query,
-                "--schema",
-                LENGTHS,
-                "--udtf-spec",
-                str(spec_file),
-                *base,
-            ]
-        )
-        == EXIT_ERROR
-    )
+    sizes = ["mv", "create", "sizes", *query, "--schema", LENGTHS, "--udtf-spec", str(spec_file)]
+    assert main([*sizes, *base]) == EXIT_ERROR
     capsys.readouterr()
     with lna.connect_sync("dir", {"root": str(root)}) as facade:
         assert facade.list_tables({"id": []}).tables == ["docs"]  # nothing was created
 
     # bad input is a usage error before anything is sent
-    assert (
-        main(["mv", "create", "w", *query, "--schema", WORDS, "--kind", "chunker", *allowed])
-        == EXIT_USAGE
-    )
+    def create_w(*options: str) -> int:
+        return main(["mv", "create", "w", *query, "--schema", WORDS, *options, *allowed])
+
+    assert create_w("--kind", "chunker") == EXIT_USAGE
     assert "--udtf-spec or --udtf-pickle" in capsys.readouterr().err
-    assert (
-        main(
-            [
-                "mv",
-                "create",
-                "w",
-                *query,
-                "--schema",
-                WORDS,
-                "--kind",
-                "query",
-                "--udtf-pickle",
-                str(pickled),
-                *allowed,
-            ]
-        )
-        == EXIT_USAGE
-    )
+    assert create_w("--kind", "query", "--udtf-pickle", str(pickled)) == EXIT_USAGE
     capsys.readouterr()
     (tmp_path / "bad.json").write_text("[1]")
-    assert (
-        main(
-            [
-                "mv",
-                "create",
-                "w",
-                *query,
-                "--schema",
-                WORDS,
-                "--udtf-spec",
-                str(tmp_path / "bad.json"),
-                *allowed,
-            ]
-        )
-        == EXIT_USAGE
-    )
+    assert create_w("--udtf-spec", str(tmp_path / "bad.json")) == EXIT_USAGE
     capsys.readouterr()
 
     # allowed: created (empty; refreshing a UDF view is tested above, through the API)
     assert main(["mv", "create", "words", *chunker, "--with-no-data", *allowed]) == EXIT_OK
-    assert (
-        main(
-            [
-                "mv",
-                "create",
-                "sizes",
-                *query,
-                "--schema",
-                LENGTHS,
-                "--udtf-spec",
-                str(spec_file),
-                "--with-no-data",
-                *allowed,
-            ]
-        )
-        == EXIT_OK
-    )
+    assert main([*sizes, "--with-no-data", *allowed]) == EXIT_OK
     capsys.readouterr()
     place = Place("dir", {"root": str(root), **ALLOWED}, ["docs"])
     for view, kind, function in (("words", "chunker", words()), ("sizes", "udtf", lengths())):
