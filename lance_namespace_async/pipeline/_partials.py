@@ -192,7 +192,8 @@ def fragments_partials(
     if condition is not None:
         builder = builder.filter(condition)
     table = builder.substrait_aggregate(encoded).to_scanner().to_table()
-    return table.select(partial_schema(plan).names).cast(partial_schema(plan))
+    schema = partial_schema(plan)
+    return table.select(schema.names).cast(schema)
 
 
 def task_partials(

@@ -312,7 +312,7 @@ def _source(
     impl: str, properties: Mapping[str, str], table_id: Sequence[str], version: int | None
 ) -> _Source:
     from ..spark._options import SourceOptions
-    from ..spark._source import ROWS_PER_SPLIT, _opened_snapshot
+    from ..spark._source import _opened_snapshot, fragment_splits
 
     options = SourceOptions.parse(
         {
@@ -324,15 +324,7 @@ def _source(
         }
     )
     snapshot, _ = _opened_snapshot(options)
-    splits: list[list[int]] = []
-    rows = 0
-    for fragment_id, fragment_rows in snapshot.fragments:
-        if not splits or rows + fragment_rows > ROWS_PER_SPLIT:
-            splits.append([])
-            rows = 0
-        splits[-1].append(fragment_id)
-        rows += fragment_rows
-    return _Source(snapshot.handle, splits or [[]], snapshot.table_schema)
+    return _Source(snapshot.handle, fragment_splits(snapshot.fragments), snapshot.table_schema)
 
 
 def _partials_frame(spark: Any, plan: AggregatePlan, source: _Source) -> Any:

@@ -110,6 +110,21 @@ class _Snapshot:
     fragments: list[tuple[int, int]]
 
 
+def fragment_splits(fragments: Sequence[tuple[int, int]]) -> list[list[int]]:
+    """Fragment ids grouped in order into splits of about :data:`ROWS_PER_SPLIT` rows
+    (``fragments``: ``(id, physical rows)``); one empty split for a table without any,
+    so a job still has one task."""
+    splits: list[list[int]] = []
+    rows = 0
+    for fragment_id, fragment_rows in fragments:
+        if not splits or rows + fragment_rows > ROWS_PER_SPLIT:
+            splits.append([])
+            rows = 0
+        splits[-1].append(fragment_id)
+        rows += fragment_rows
+    return splits or [[]]
+
+
 def _opened_snapshot(options: SourceOptions) -> tuple[_Snapshot, Any]:
     """The snapshot reads need, and the dataset it was taken from (the pinned version)."""
     handle, dataset = _resolve(options)
@@ -213,15 +228,7 @@ class LanceNamespaceReader(DataSourceReader):
         self.filter: str | None = None
 
     def partitions(self) -> Sequence[InputPartition]:
-        splits: list[list[int]] = []
-        rows = 0
-        for fragment_id, fragment_rows in self.fragments:
-            if not splits or rows + fragment_rows > ROWS_PER_SPLIT:
-                splits.append([])
-                rows = 0
-            splits[-1].append(fragment_id)
-            rows += fragment_rows
-        return [InputPartition(split) for split in splits] or [InputPartition([])]
+        return [InputPartition(split) for split in fragment_splits(self.fragments)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         fragment_ids: list[int] = partition.value
