@@ -26,6 +26,7 @@ from conftest import local_spark
 from pyspark.sql import SparkSession
 
 import lance_namespace_async as lna
+from lance_namespace_async import errors
 from lance_namespace_async.pipeline import JobControl, _pushdown
 from lance_namespace_async.pipeline._pushdown import maybe_pushed_down, recognise
 from lance_namespace_async.pipeline._views import bind_query, run_refresh
@@ -390,3 +391,35 @@ def test_partials_too_large_for_the_driver_are_merged_by_spark(
     assert not isinstance(pushed, pa.Table)
     assert pushed is not frame
     _same(_rows(pushed), _rows(frame))
+
+
+def test_a_refresh_failing_in_the_pushed_down_partials_is_a_typed_error(
+    spark: SparkSession, root: str
+) -> None:
+    """The driver's merge fails (bigint overflow) before anything is written: the job
+    reports InternalError naming the view, as a failure of the general path does, and
+    the view keeps its version."""
+    big = pa.table({"k": pa.array([1, 1], pa.int64()), "l": pa.array([2**62] * 2, pa.int64())})
+    _source(root, "big2", [big])
+    view = [*NS, "big2_view"]
+    with lna.connect_sync("dir", {"root": root}) as facade:
+        facade.create_materialized_view(
+            {
+                "id": view,
+                "kind": "query",
+                "source_query": "SELECT k, SUM(l) AS sl FROM big2 GROUP BY k",
+                "output_schema": "k BIGINT, sl BIGINT",
+                "with_no_data": True,
+            }
+        )
+        before = facade.describe_table({"id": view, "load_detailed_metadata": True}).version
+        control = JobControl(
+            job_id=f"lna-job-{uuid.uuid4().hex}", spark=spark, impl="dir", properties={"root": root}
+        )
+        try:
+            with pytest.raises(errors.InternalError, match=r"big2_view.*(?i:overflow)"):
+                run_refresh(control, {"id": view})
+        finally:
+            control.close()
+        after = facade.describe_table({"id": view, "load_detailed_metadata": True}).version
+    assert after == before

@@ -45,7 +45,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 import anyio.to_thread
@@ -463,6 +463,73 @@ def _view_handle(control: JobControl, view_id: list[str]) -> tuple[Any, Any]:
     return handle, dataset
 
 
+def _result(
+    control: JobControl,
+    definition: Mapping[str, str],
+    recorded: list[dict[str, Any]],
+    versions: Mapping[tuple[str, ...], int],
+    view_id: list[str],
+    output: pa.Schema,
+) -> tuple[Any, list[dict[str, Any]]]:
+    """The view's result and the sources it read (``recorded``: those its definition
+    names): a ``pyarrow.Table`` when the driver merged pushed-down partials, else the
+    DataFrame to write (nothing run yet)."""
+    kind = definition[KIND_KEY]
+    query, namespace = definition[QUERY_KEY], view_id[:-1]
+    if kind not in _udfs.VIEW_KINDS and len(recorded) == 1:
+        source = [str(part) for part in recorded[0]["id"]]
+        again = pushed_again(
+            control.spark,
+            query,
+            namespace,
+            source,
+            versions.get(tuple(source)),
+            impl=control.impl,
+            properties=control.properties,
+        )
+        if again is not None:  # a plan this process analysed for this source's schema
+            pushed, read = again
+            return pushed, [{"id": source, "version": read}]
+    facade = control.namespace()
+
+    def latest_version(table_id: list[str]) -> int | None:
+        described = facade.describe_table({"id": table_id, "load_detailed_metadata": True})
+        return described.version if isinstance(described.version, int) else None
+
+    frame, sources = bind_query(
+        control.spark,
+        query,
+        impl=control.impl,
+        properties=control.properties,
+        namespace=namespace,
+        latest_version=latest_version,
+        versions=versions,
+    )
+    if kind in _udfs.VIEW_KINDS:  # the client's callable, in Spark's Python workers
+        return _udfs.map_rows(frame, json.loads(definition[UDTF_KEY]), output), sources
+    pushed = maybe_pushed_down(
+        control.spark,
+        frame,
+        sources,
+        impl=control.impl,
+        properties=control.properties,
+        query=query,
+        namespace=namespace,
+    )
+    return pushed, sources
+
+
+def _raise_typed(exc: BaseException, view_id: list[str]) -> NoReturn:
+    """Raise what a failed refresh reports: typed errors and a cancel as they are, a
+    client's callable's failure as its task named it, anything else InternalError."""
+    if isinstance(exc, errors.LanceNamespaceError | JobCancelled) or not isinstance(exc, Exception):
+        raise exc
+    typed = _udfs.typed_task_error(exc)  # a client's callable failed in its task
+    if typed is not None:
+        raise typed from None
+    raise errors.InternalError(f"refresh of view {view_id!r} failed: {_first_line(exc)}") from exc
+
+
 def run_refresh(control: JobControl, request: Mapping[str, Any]) -> int:
     """The refresh job: run the view's query on Spark, commit one Overwrite version.
 
@@ -482,54 +549,15 @@ def run_refresh(control: JobControl, request: Mapping[str, Any]) -> int:
     versions: dict[tuple[str, ...], int] = {}
     if request.get("src_version") is not None and len(recorded) == 1:
         versions[tuple(recorded[0]["id"])] = int(request["src_version"])
-    facade = control.namespace()
-
-    def latest_version(table_id: list[str]) -> int | None:
-        described = facade.describe_table({"id": table_id, "load_detailed_metadata": True})
-        return described.version if isinstance(described.version, int) else None
-
     output = pa.schema([f.remove_metadata() for f in dataset.schema]).remove_metadata()
     kind = definition[KIND_KEY]
-    query, namespace = definition[QUERY_KEY], view_id[:-1]
-    again = None
-    if kind not in _udfs.VIEW_KINDS and len(recorded) == 1:
-        source = [str(part) for part in recorded[0]["id"]]
-        again = pushed_again(
-            control.spark,
-            query,
-            namespace,
-            source,
-            versions.get(tuple(source)),
-            impl=control.impl,
-            properties=control.properties,
-        )
-    if again is not None:  # a plan this process analysed for this source's schema
-        pushed, read = again
-        sources = [{"id": source, "version": read}]
-    else:
-        frame, sources = bind_query(
-            control.spark,
-            query,
-            impl=control.impl,
-            properties=control.properties,
-            namespace=namespace,
-            latest_version=latest_version,
-            versions=versions,
-        )
-        if kind in _udfs.VIEW_KINDS:  # the client's callable, in Spark's Python workers
-            pushed = _udfs.map_rows(frame, json.loads(definition[UDTF_KEY]), output)
-        else:
-            pushed = maybe_pushed_down(
-                control.spark,
-                frame,
-                sources,
-                impl=control.impl,
-                properties=control.properties,
-                query=query,
-                namespace=namespace,
-            )
+    try:
+        pushed, sources = _result(control, definition, recorded, versions, view_id, output)
+    except BaseException as exc:
+        _raise_typed(exc, view_id)
     # the rows when the driver merged pushed-down partials, else the DataFrame to write
-    computed, frame = (pushed, None) if isinstance(pushed, pa.Table) else (None, pushed)
+    computed: pa.Table | None = pushed if isinstance(pushed, pa.Table) else None
+    frame: Any = None if computed is not None else pushed
     fits(query_schema(frame) if computed is None else computed.schema, output)
     metadata = definition_metadata(
         definition[QUERY_KEY], sources, refreshed=True, job_id=control.job_id, kind=kind
@@ -567,16 +595,7 @@ def run_refresh(control: JobControl, request: Mapping[str, Any]) -> int:
         writer.commit(messages)
     except BaseException as exc:
         writer.abort(messages)
-        if isinstance(exc, errors.LanceNamespaceError | JobCancelled):
-            raise
-        typed = _udfs.typed_task_error(exc)  # a client's callable failed in its task
-        if typed is not None:
-            raise typed from None
-        if isinstance(exc, Exception):
-            raise errors.InternalError(
-                f"refresh of view {view_id!r} failed: {_first_line(exc)}"
-            ) from exc
-        raise
+        _raise_typed(exc, view_id)
     _, committed = _view_handle(control, view_id)
     control.progress(2, 2)
     return int(committed.version)
