@@ -25,19 +25,19 @@ import pytest
 
 pytest.importorskip("pyspark")
 
+import pipeline_places
 from conftest import local_spark
 from glue_fixtures import REGION, moto_glue
 from iceberg_real_server import ReferenceIcebergServer, unique_name
+from pipeline_places import ROWS, values
 from pyspark.sql import SparkSession
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
-from lance_namespace_async.models import AlterTableBackfillColumnsRequest
-from lance_namespace_async.pipeline import JobCancelled, JobControl
+from lance_namespace_async.pipeline import JobCancelled
 from lance_namespace_async.pipeline import _backfill as backfill
 
 EXPRESSION = "x * 3 + 1"
-ROWS = 50  # five fragments of ten rows
 
 
 @pytest.fixture(scope="module")
@@ -46,34 +46,8 @@ def spark() -> Iterator[SparkSession]:
         yield session
 
 
-class Place:
-    """A backend, its properties and the id of a table to work on."""
-
-    def __init__(self, impl: str, properties: dict[str, str], table: list[str]) -> None:
-        self.impl, self.properties, self.table = impl, properties, table
-        self.iceberg: tuple[ReferenceIcebergServer, str] | None = None
-
-    def facade(self) -> lna.SyncLanceNamespace:
-        return lna.connect_sync(self.impl, self.properties)
-
-    def create(self, rows: int = ROWS) -> None:
-        """The table, ``rows`` rows of ``x`` (0..rows-1), ten a fragment."""
-        data = pa.table({"x": pa.array(range(rows), pa.int64())})
-        with self.facade() as facade:
-            lance.write_dataset(
-                data, namespace_client=facade, table_id=self.table, max_rows_per_file=10
-            )
-
-    def dataset(self, version: int | None = None) -> Any:
-        with self.facade() as facade:
-            return lance.dataset(namespace_client=facade, table_id=self.table, version=version)
-
-    def call(self, method: str, request: Any) -> Any:
-        async def run() -> Any:
-            async with lna.connect(self.impl, self.properties) as ns:
-                return await getattr(ns, method)(request)
-
-        return anyio.run(run)
+class Place(pipeline_places.Place):
+    """A backend and a table, whose column ``y`` is a computed (SQL) one."""
 
     def add(self, name: str = "y", expression: str = EXPRESSION) -> int:
         added = self.call(
@@ -82,36 +56,11 @@ class Place:
         )
         return int(added.version)
 
-    def plan(self, **fields: Any) -> dict[str, Any]:
-        request = AlterTableBackfillColumnsRequest.from_dict(
-            {"id": self.table, "column": "y", **fields}
-        )
-
-        async def run() -> dict[str, Any]:
-            async with lna.connect(self.impl, self.properties) as ns:
-                return await backfill.plan_backfill(ns, request)
-
-        return anyio.run(run)
-
-    def control(self, spark: SparkSession, **callbacks: Any) -> JobControl:
-        return JobControl(
-            job_id="lna-job-test",
-            spark=spark,
-            impl=self.impl,
-            properties=self.properties,
-            **callbacks,
-        )
-
 
 def expected(dataset: Any, expression: str = EXPRESSION) -> dict[int, Any]:
     """``x`` -> the value pylance itself computes for ``expression``."""
     table = dataset.to_table(columns={"x": "x", "e": expression})
     return dict(zip(table.column("x").to_pylist(), table.column("e").to_pylist(), strict=True))
-
-
-def values(dataset: Any) -> dict[int, Any]:
-    table = dataset.to_table(columns=["x", "y"])
-    return dict(zip(table.column("x").to_pylist(), table.column("y").to_pylist(), strict=True))
 
 
 @pytest.fixture

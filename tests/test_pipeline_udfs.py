@@ -31,20 +31,20 @@ import pytest
 
 pytest.importorskip("pyspark")
 
+import pipeline_places
 from conftest import local_spark
 from iceberg_real_server import ReferenceIcebergServer, unique_name
+from pipeline_places import ROWS, values
 from pyspark import cloudpickle
 from pyspark.sql import SparkSession
 
 import lance_namespace_async as lna
 from lance_namespace_async import errors
-from lance_namespace_async.models import AlterTableBackfillColumnsRequest
 from lance_namespace_async.pipeline import JobControl
 from lance_namespace_async.pipeline import _backfill as backfill
 from lance_namespace_async.pipeline import _udfs as udfs
 from lance_namespace_async.pipeline import _views as views
 
-ROWS = 50  # five fragments of ten rows
 #: UDFs allowed; a view's query analysed on this module's SparkSession (cluster
 #: ``active``), so the module starts no driver process of its own
 ALLOWED = {"pipeline_allow_udfs": "true", "spark_cluster.default": "active"}
@@ -89,33 +89,8 @@ def entry(code: str, **changes: Any) -> dict[str, Any]:
     return found
 
 
-class Place:
-    """A backend, its properties and the id of a table to work on."""
-
-    def __init__(self, impl: str, properties: dict[str, str], table: list[str]) -> None:
-        self.impl, self.properties, self.table = impl, properties, table
-        self.iceberg: tuple[ReferenceIcebergServer, str] | None = None
-
-    def facade(self) -> lna.SyncLanceNamespace:
-        return lna.connect_sync(self.impl, self.properties)
-
-    def create(self) -> None:
-        data = pa.table({"x": pa.array(range(ROWS), pa.int64())})
-        with self.facade() as facade:
-            lance.write_dataset(
-                data, namespace_client=facade, table_id=self.table, max_rows_per_file=10
-            )
-
-    def dataset(self) -> Any:
-        with self.facade() as facade:
-            return lance.dataset(namespace_client=facade, table_id=self.table)
-
-    def call(self, method: str, request: Any, **extra: str) -> Any:
-        async def run() -> Any:
-            async with lna.connect(self.impl, {**self.properties, **extra}) as ns:
-                return await getattr(ns, method)(request)
-
-        return anyio.run(run)
+class Place(pipeline_places.Place):
+    """A backend and a table, whose column ``y`` is a virtual (UDF) one."""
 
     def add(self, code: str, **changes: Any) -> int:
         added = self.call(
@@ -127,30 +102,12 @@ class Place:
         )
         return int(added.version)
 
-    def plan(self, **fields: Any) -> dict[str, Any]:
-        request = AlterTableBackfillColumnsRequest.from_dict(
-            {"id": self.table, "column": "y", **fields}
-        )
-
-        async def run() -> dict[str, Any]:
-            async with lna.connect(self.impl, self.properties) as ns:
-                return await backfill.plan_backfill(ns, request)
-
-        return anyio.run(run)
-
     def backfill(self, spark: SparkSession, **fields: Any) -> int:
-        control = JobControl(
-            job_id="lna-job-test", spark=spark, impl=self.impl, properties=self.properties
-        )
+        control = self.control(spark)
         try:
             return backfill.run_backfill(control, self.plan(**fields))
         finally:
             control.close()
-
-
-def values(dataset: Any) -> dict[int, Any]:
-    table = dataset.to_table(columns=["x", "y"])
-    return dict(zip(table.column("x").to_pylist(), table.column("y").to_pylist(), strict=True))
 
 
 @pytest.fixture
